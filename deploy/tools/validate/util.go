@@ -1,0 +1,10 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+)
+
+func bufioReader(data []byte) *bufio.Reader {
+	return bufio.NewReader(bytes.NewReader(data))
+}

@@ -1,0 +1,44 @@
+/**
+ * The catalog describes tools; the executor implements them and the planner picks
+ * them. One entry per tool; each action has input/output schemas (JSON Schema, checked
+ * by ajv in the executor and by the LLM planner), the OAuth scopes it needs and its
+ * side-effect class.
+ */
+export type SideEffect = 'read' | 'write' | 'destructive';
+
+export interface ActionDef {
+  name: string;
+  description: string;
+  input: object;
+  output: object;
+  scopes: readonly string[];
+  side_effect: SideEffect;
+  /** Words that make the planner pick this action within its tool (verbs mostly). */
+  keywords?: readonly string[];
+}
+
+export interface ToolDef {
+  name: string;
+  description: string;
+  /** OAuth service the tool acts on behalf of a user with; null when none is needed. */
+  service: string | null;
+  /** Words that make the planner pick this tool (nouns mostly; a verb alone selects nothing). */
+  keywords: readonly string[];
+  actions: readonly ActionDef[];
+}
+
+export const str = (extra: Record<string, unknown> = {}) => ({ type: 'string', ...extra }) as const;
+export const int = (extra: Record<string, unknown> = {}) => ({ type: 'integer', ...extra }) as const;
+export const limit = (max = 100, def = 20) =>
+  ({ type: 'integer', minimum: 1, maximum: max, default: def, description: 'Maximum number of items' }) as const;
+export const dateTime = { type: 'string', format: 'date-time' } as const;
+export const email = { type: 'string', format: 'email' } as const;
+
+/** The output of every list/search action: the items and how many there are. */
+export function listOf(item: object): object {
+  return {
+    type: 'object',
+    properties: { items: { type: 'array', items: item }, count: { type: 'integer', minimum: 0 } },
+    required: ['items', 'count'],
+  };
+}

@@ -1,0 +1,60 @@
+import { Ajv, type ErrorObject } from 'ajv';
+/** Declare `type Config = FromSchema<typeof schema>` (json-schema-to-ts) beside the schema. */
+export interface EnvSchema {
+  type: 'object';
+  properties: Record<string, object>;
+  required?: readonly string[];
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true, strict: false });
+
+/**
+ * Reads the variables named in `schema` from `env`, coerces numbers and booleans,
+ * applies defaults, and throws one ConfigError naming every bad variable.
+ */
+export function parseEnv<T>(schema: EnvSchema, env: NodeJS.ProcessEnv = process.env): T {
+  const picked: Record<string, unknown> = {};
+  for (const key of Object.keys(schema.properties)) {
+    const v = env[key];
+    if (v !== undefined && v !== '') picked[key] = v;
+  }
+  const validate = ajv.compile(schema);
+  if (!validate(picked)) throw new ConfigError((validate.errors ?? []).map(describe));
+  return picked as T;
+}
+
+function describe(e: ErrorObject): string {
+  const name = e.instancePath.replace(/^\//, '') || String(e.params['missingProperty'] ?? '');
+  return `${name}: ${e.message ?? 'is invalid'}`;
+}
+
+/** For main.ts: parse or print the problems and exit(1). */
+export function loadConfigOrExit<T>(service: string, schema: EnvSchema): T {
+  try {
+    return parseEnv<T>(schema);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${service}: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+/** Variables every service reads. */
+export const commonEnv = {
+  AMQP_URL: { type: 'string', pattern: '^amqps?://', default: 'amqp://guest:guest@127.0.0.1:5672' },
+  MONGO_URL: { type: 'string', pattern: '^mongodb(\\+srv)?://', default: 'mongodb://127.0.0.1:27017' },
+  OPS_PORT: { type: 'integer', minimum: 0, maximum: 65535 },
+  /** Where /healthz, /readyz and /metrics listen; 0.0.0.0 in containers so probes and Prometheus reach them. */
+  OPS_HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
+  LOG_LEVEL: { type: 'string', enum: ['error', 'warn', 'info', 'debug'], default: 'info' },
+  SHUTDOWN_TIMEOUT_MS: { type: 'integer', minimum: 0, default: 10000 },
+} as const;

@@ -1,0 +1,185 @@
+import type { FromSchema } from 'json-schema-to-ts';
+
+/** Spec 8.1: counted in Unicode code points (an emoji is one character). */
+export const PROMPT_MAX_CHARS = 10_000;
+export const WORKFLOW_MAX_STEPS = 50;
+export const LIST_LIMIT_DEFAULT = 20;
+export const LIST_LIMIT_MAX = 100;
+
+export const TASK_STATUSES = ['pending', 'running', 'complete', 'failed', 'waiting', 'cancelled'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+export const TERMINAL_STATUSES: readonly TaskStatus[] = ['complete', 'failed', 'cancelled'];
+
+export const ENVIRONMENTS = ['test', 'live'] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+
+const isoTimestamp = { type: 'string', format: 'date-time' } as const;
+const taskId = { type: 'string', pattern: '^task_[A-Za-z0-9]+$' } as const;
+
+export const metadataSchema = {
+  type: 'object',
+  maxProperties: 50,
+  propertyNames: { maxLength: 40 },
+} as const;
+
+/** POST /v1/tasks body. The 10,000 character limit is checked apart: it answers 422, not 400. */
+export const createTaskBodySchema = {
+  $id: 'CreateTaskBody',
+  type: 'object',
+  properties: {
+    prompt: { type: 'string', minLength: 1 },
+    user_id: { anyOf: [{ type: 'string', minLength: 1, maxLength: 256 }, { type: 'null' }] },
+    metadata: metadataSchema,
+    mode: { type: 'string', enum: ['live', 'test'] },
+  },
+  required: ['prompt'],
+  additionalProperties: false,
+} as const;
+export type CreateTaskBody = FromSchema<typeof createTaskBodySchema>;
+
+export const taskErrorSchema = {
+  $id: 'TaskError',
+  type: 'object',
+  properties: {
+    code: { type: 'string' },
+    message: { type: 'string' },
+    tool: { type: 'string' },
+    recoverable: { type: 'boolean' },
+    suggestion: { type: 'string' },
+  },
+  required: ['code', 'message', 'tool', 'recoverable'],
+  additionalProperties: false,
+} as const;
+export type TaskError = FromSchema<typeof taskErrorSchema>;
+
+/** GET /v1/tasks/:id (spec 2.1). */
+export const taskSchema = {
+  $id: 'Task',
+  type: 'object',
+  properties: {
+    id: taskId,
+    status: { type: 'string', enum: TASK_STATUSES },
+    tool: { type: 'string' },
+    created_at: isoTimestamp,
+    completed_at: isoTimestamp,
+    failed_at: isoTimestamp,
+    result: { type: 'object' },
+    error: taskErrorSchema,
+    metadata: { type: 'object' },
+  },
+  required: ['id', 'status', 'tool', 'created_at', 'metadata'],
+  additionalProperties: false,
+} as const;
+export type Task = FromSchema<typeof taskSchema>;
+
+/** POST /v1/tasks answer. */
+export const createdTaskSchema = {
+  $id: 'CreatedTask',
+  type: 'object',
+  properties: {
+    id: taskId,
+    status: { type: 'string', enum: TASK_STATUSES },
+    tool: { type: 'string' },
+    created_at: isoTimestamp,
+    metadata: { type: 'object' },
+  },
+  required: ['id', 'status', 'tool', 'created_at', 'metadata'],
+  additionalProperties: false,
+} as const;
+export type CreatedTask = FromSchema<typeof createdTaskSchema>;
+
+export const taskListItemSchema = {
+  $id: 'TaskListItem',
+  type: 'object',
+  properties: {
+    id: taskId,
+    status: { type: 'string', enum: TASK_STATUSES },
+    tool: { type: 'string' },
+    created_at: isoTimestamp,
+    completed_at: isoTimestamp,
+  },
+  required: ['id', 'status', 'tool', 'created_at'],
+  additionalProperties: false,
+} as const;
+export type TaskListItem = FromSchema<typeof taskListItemSchema>;
+
+export const taskListSchema = {
+  $id: 'TaskList',
+  type: 'object',
+  properties: {
+    data: { type: 'array', items: taskListItemSchema },
+    has_more: { type: 'boolean' },
+  },
+  required: ['data', 'has_more'],
+  additionalProperties: false,
+} as const;
+
+export const listTasksQuerySchema = {
+  $id: 'ListTasksQuery',
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: TASK_STATUSES },
+    user_id: { type: 'string', minLength: 1, maxLength: 256 },
+    limit: { type: 'integer', minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT },
+    offset: { type: 'integer', minimum: 0, maximum: 1_000_000, default: 0 },
+  },
+  additionalProperties: false,
+} as const;
+export type ListTasksQuery = FromSchema<typeof listTasksQuerySchema>;
+
+export const cancelledTaskSchema = {
+  $id: 'CancelledTask',
+  type: 'object',
+  properties: {
+    id: taskId,
+    status: { const: 'cancelled' },
+    cancelled_at: isoTimestamp,
+  },
+  required: ['id', 'status', 'cancelled_at'],
+  additionalProperties: false,
+} as const;
+export type CancelledTask = FromSchema<typeof cancelledTaskSchema>;
+
+export const STEP_STATUSES = ['complete', 'failed', 'skipped', 'cancelled'] as const;
+
+export const traceStepSchema = {
+  type: 'object',
+  properties: {
+    tool: { type: 'string' },
+    action: { type: 'string' },
+    status: { type: 'string', enum: STEP_STATUSES },
+    duration_ms: { type: 'integer', minimum: 0 },
+    note: { type: 'string' },
+  },
+  required: ['tool', 'action', 'status', 'duration_ms'],
+  additionalProperties: false,
+} as const;
+export type TraceStep = FromSchema<typeof traceStepSchema>;
+
+export const traceSchema = {
+  $id: 'TaskTrace',
+  type: 'object',
+  properties: {
+    task_id: taskId,
+    steps: { type: 'array', items: traceStepSchema },
+    total_duration_ms: { type: 'integer', minimum: 0 },
+  },
+  required: ['task_id', 'steps', 'total_duration_ms'],
+  additionalProperties: false,
+} as const;
+export type TaskTrace = FromSchema<typeof traceSchema>;
+
+export const errorEnvelopeSchema = {
+  $id: 'ErrorEnvelope',
+  type: 'object',
+  properties: {
+    error: {
+      type: 'object',
+      properties: { code: { type: 'string' }, message: { type: 'string' } },
+      required: ['code', 'message'],
+      additionalProperties: false,
+    },
+  },
+  required: ['error'],
+  additionalProperties: false,
+} as const;

@@ -1,0 +1,409 @@
+import type { FromSchema } from 'json-schema-to-ts';
+import { TASK_STATUSES, ENVIRONMENTS, taskErrorSchema, metadataSchema } from '../api/task.schema.js';
+import { progressDataSchema, waitingDataSchema } from '../api/webhook.schema.js';
+import {
+  webhookDeliveriesSchema,
+  webhookGetSchema,
+  webhookRedeliverSchema,
+  webhookRotateSecretSchema,
+  webhookSendTestSchema,
+  webhookSetSchema,
+  type WebhookDeliveries,
+  type WebhookGet,
+  type WebhookRedeliver,
+  type WebhookRotateSecret,
+  type WebhookSendTest,
+  type WebhookSet,
+} from './webhook-admin.js';
+
+export * from './webhook-admin.js';
+
+/**
+ * Topology. Exchange and queue names are persistent: renaming one is a migration.
+ * Commands go to one owner's queue through `tes.commands` (direct); events go to
+ * `tes.events` (topic); rejected messages go through `tes.dead` to `<queue>.dead`.
+ */
+export const EXCHANGES = {
+  commands: 'tes.commands',
+  events: 'tes.events',
+  dead: 'tes.dead',
+} as const;
+
+/**
+ * Partitions of the per-account single-writer queues. Every publisher and consumer
+ * must agree, so it is a constant: changing it is a migration.
+ */
+export const PARTITIONS = 8;
+
+/** FNV-1a: stable across processes and languages. */
+export function partitionOf(key: string, partitions = PARTITIONS): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % partitions;
+}
+
+const id = { type: 'string', minLength: 1, maxLength: 256 } as const;
+const env = { type: 'string', enum: ENVIRONMENTS } as const;
+const ts = { type: 'string', format: 'date-time' } as const;
+const nullableString = { anyOf: [{ type: 'string' }, { type: 'null' }] } as const;
+
+// ---- commands to the orchestrator (partitioned by account) ----
+
+export const taskCreateSchema = {
+  type: 'object',
+  properties: {
+    task_id: id,
+    account_id: id,
+    environment: env,
+    prompt: { type: 'string', minLength: 1 },
+    user_id: nullableString,
+    metadata: metadataSchema,
+    mode: { type: 'string', enum: ['live', 'test'] },
+    created_at: ts,
+    concurrency_limit: { type: 'integer', minimum: 1 },
+  },
+  required: ['task_id', 'account_id', 'environment', 'prompt', 'user_id', 'metadata', 'mode', 'created_at', 'concurrency_limit'],
+  additionalProperties: false,
+} as const;
+export type TaskCreate = FromSchema<typeof taskCreateSchema>;
+
+export const taskCancelSchema = {
+  type: 'object',
+  properties: { task_id: id, account_id: id, environment: env },
+  required: ['task_id', 'account_id', 'environment'],
+  additionalProperties: false,
+} as const;
+export type TaskCancel = FromSchema<typeof taskCancelSchema>;
+
+/**
+ * Asks the partition's single writer to look at a task again (relay its outbox,
+ * re-dispatch a stalled step). Sweepers send this instead of writing themselves.
+ */
+export const taskReconcileSchema = {
+  type: 'object',
+  properties: {
+    task_id: id,
+    account_id: id,
+    reason: { type: 'string' },
+    /** The task version the sender saw: a task changed since is not re-dispatched. */
+    version: { type: 'integer', minimum: 0 },
+  },
+  required: ['task_id', 'account_id', 'reason'],
+  additionalProperties: false,
+} as const;
+export type TaskReconcile = FromSchema<typeof taskReconcileSchema>;
+
+/** Answer to task.create and task.cancel: the task view or an API error code. */
+export const taskReplySchema = {
+  type: 'object',
+  properties: {
+    ok: { type: 'boolean' },
+    task: { type: 'object' },
+    version: { type: 'integer' },
+    error: {
+      type: 'object',
+      properties: { code: { type: 'string' }, message: { type: 'string' } },
+      required: ['code', 'message'],
+    },
+  },
+  required: ['ok'],
+} as const;
+export type TaskReply = FromSchema<typeof taskReplySchema>;
+
+// ---- executor ----
+
+export const stepRunSchema = {
+  type: 'object',
+  properties: {
+    task_id: id,
+    account_id: id,
+    environment: env,
+    user_id: nullableString,
+    step_index: { type: 'integer', minimum: 0 },
+    step_count: { type: 'integer', minimum: 1 },
+    tool: id,
+    action: id,
+    input: { type: 'object' },
+    /** Stable across redeliveries: task id + step index. */
+    idempotency_key: id,
+    timeout_ms: { type: 'integer', minimum: 1 },
+  },
+  required: [
+    'task_id',
+    'account_id',
+    'environment',
+    'user_id',
+    'step_index',
+    'step_count',
+    'tool',
+    'action',
+    'input',
+    'idempotency_key',
+    'timeout_ms',
+  ],
+  additionalProperties: false,
+} as const;
+export type StepRun = FromSchema<typeof stepRunSchema>;
+
+export const stepResultSchema = {
+  type: 'object',
+  properties: {
+    task_id: id,
+    account_id: id,
+    environment: env,
+    step_index: { type: 'integer', minimum: 0 },
+    outcome: { type: 'string', enum: ['complete', 'failed', 'needs_authorization'] },
+    output: { type: 'object' },
+    error: taskErrorSchema,
+    authorization: waitingDataSchema,
+    duration_ms: { type: 'integer', minimum: 0 },
+    note: { type: 'string' },
+  },
+  required: ['task_id', 'account_id', 'environment', 'step_index', 'outcome', 'duration_ms'],
+  additionalProperties: false,
+} as const;
+export type StepResult = FromSchema<typeof stepResultSchema>;
+
+/** Gateway → executor, request/reply: the trace of one task (spec 2.3). */
+export const traceGetSchema = {
+  type: 'object',
+  properties: { task_id: id, account_id: id, environment: env },
+  required: ['task_id', 'account_id', 'environment'],
+  additionalProperties: false,
+} as const;
+export type TraceGet = FromSchema<typeof traceGetSchema>;
+
+// ---- oauth-vault ----
+
+/** Executor → vault, request/reply: a usable access token for a user's service, or why not. */
+export const credentialGetSchema = {
+  type: 'object',
+  properties: {
+    account_id: id,
+    environment: env,
+    user_id: id,
+    service: id,
+    scopes: { type: 'array', items: { type: 'string' }, maxItems: 100 },
+    task_id: id,
+    /** The provider rejected the last token: refresh once before answering. */
+    force_refresh: { type: 'boolean' },
+  },
+  required: ['account_id', 'environment', 'user_id', 'service', 'scopes', 'task_id'],
+  additionalProperties: false,
+} as const;
+export type CredentialGet = FromSchema<typeof credentialGetSchema>;
+
+/** The vault's answer. Only this internal reply ever carries a raw token. */
+export const credentialReplySchema = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: ['ok', 'authorization_required', 'expired', 'error'] },
+    access_token: { type: 'string' },
+    expires_at: { type: 'string' },
+    auth_url: { type: 'string' },
+    message: { type: 'string' },
+  },
+  required: ['status'],
+} as const;
+export type CredentialReply = FromSchema<typeof credentialReplySchema>;
+
+/** Vault → orchestrator partition: a user's consent flow for a service ended. */
+export const connectionChangedSchema = {
+  type: 'object',
+  properties: {
+    account_id: id,
+    environment: env,
+    user_id: id,
+    service: id,
+    outcome: { type: 'string', enum: ['authorized', 'denied', 'revoked'] },
+    scopes: { type: 'array', items: { type: 'string' } },
+  },
+  required: ['account_id', 'environment', 'user_id', 'service', 'outcome'],
+  additionalProperties: false,
+} as const;
+export type ConnectionChanged = FromSchema<typeof connectionChangedSchema>;
+
+/** Gateway → vault, request/reply: a user's connections (never a token). */
+export const connectionsListSchema = {
+  type: 'object',
+  properties: { account_id: id, environment: env, user_id: id },
+  required: ['account_id', 'environment', 'user_id'],
+  additionalProperties: false,
+} as const;
+export type ConnectionsList = FromSchema<typeof connectionsListSchema>;
+
+/** Gateway → vault, request/reply: revoke one service's connection of a user. */
+export const connectionRevokeSchema = {
+  type: 'object',
+  properties: { account_id: id, environment: env, user_id: id, service: id },
+  required: ['account_id', 'environment', 'user_id', 'service'],
+  additionalProperties: false,
+} as const;
+export type ConnectionRevoke = FromSchema<typeof connectionRevokeSchema>;
+
+/** Gateway → vault, request/reply: a signed, expiring link to the end user's settings page. */
+export const settingsLinkCreateSchema = {
+  type: 'object',
+  properties: {
+    account_id: id,
+    environment: env,
+    user_id: id,
+    ttl_seconds: { type: 'integer', minimum: 60, maximum: 86400 },
+  },
+  required: ['account_id', 'environment', 'user_id'],
+  additionalProperties: false,
+} as const;
+export type SettingsLinkCreate = FromSchema<typeof settingsLinkCreateSchema>;
+
+/** One connection as the public API shows it. */
+export const connectionViewSchema = {
+  $id: 'Connection',
+  type: 'object',
+  properties: {
+    service: { type: 'string' },
+    scopes: { type: 'array', items: { type: 'string' } },
+    status: { type: 'string', enum: ['connected', 'broken', 'revoked'] },
+    connected_at: ts,
+  },
+  required: ['service', 'scopes', 'status', 'connected_at'],
+  additionalProperties: false,
+} as const;
+export type ConnectionView = FromSchema<typeof connectionViewSchema>;
+
+// ---- task events (orchestrator → everyone) ----
+
+export const TASK_EVENT_KINDS = ['created', 'started', 'progress', 'waiting', 'resumed', 'completed', 'failed', 'cancelled'] as const;
+export type TaskEventKind = (typeof TASK_EVENT_KINDS)[number];
+
+/** A snapshot of the task after the change plus what changed; `version` orders them per task. */
+export const taskEventSchema = {
+  type: 'object',
+  properties: {
+    kind: { type: 'string', enum: TASK_EVENT_KINDS },
+    version: { type: 'integer', minimum: 1 },
+    task: {
+      type: 'object',
+      properties: {
+        id,
+        account_id: id,
+        environment: env,
+        user_id: nullableString,
+        status: { type: 'string', enum: TASK_STATUSES },
+        tool: { type: 'string' },
+        metadata: { type: 'object' },
+        created_at: ts,
+        completed_at: ts,
+        failed_at: ts,
+        cancelled_at: ts,
+        result: { type: 'object' },
+        error: taskErrorSchema,
+      },
+      required: ['id', 'account_id', 'environment', 'user_id', 'status', 'tool', 'metadata', 'created_at'],
+      additionalProperties: false,
+    },
+    progress: progressDataSchema,
+    waiting: waitingDataSchema,
+  },
+  required: ['kind', 'version', 'task'],
+  additionalProperties: false,
+  // What each public webhook needs is present: the dispatcher can always render it.
+  allOf: [
+    { if: { properties: { kind: { const: 'completed' } } }, then: { properties: { task: { required: ['result', 'completed_at'] } } } },
+    { if: { properties: { kind: { const: 'failed' } } }, then: { properties: { task: { required: ['error', 'failed_at'] } } } },
+    { if: { properties: { kind: { const: 'progress' } } }, then: { required: ['progress'] } },
+    { if: { properties: { kind: { const: 'waiting' } } }, then: { required: ['waiting'] } },
+  ],
+} as const;
+/** Versions of one task's events are 1, 2, 3, … without gaps: consumers may wait for a missing one. */
+export type TaskEvent = FromSchema<typeof taskEventSchema>;
+
+// ---- the catalog ----
+
+export interface MessageRoute {
+  exchange: string;
+  /** Fixed routing key, or a base that gets `.p<partition>` appended. */
+  routingKey: string;
+  partitioned: boolean;
+  schema: object;
+}
+
+export const CATALOG = {
+  'task.create': { exchange: EXCHANGES.commands, routingKey: 'orchestrator', partitioned: true, schema: taskCreateSchema },
+  'task.cancel': { exchange: EXCHANGES.commands, routingKey: 'orchestrator', partitioned: true, schema: taskCancelSchema },
+  'step.result': { exchange: EXCHANGES.commands, routingKey: 'orchestrator', partitioned: true, schema: stepResultSchema },
+  'task.reconcile': { exchange: EXCHANGES.commands, routingKey: 'orchestrator', partitioned: true, schema: taskReconcileSchema },
+  'step.run': { exchange: EXCHANGES.commands, routingKey: 'executor.steps', partitioned: false, schema: stepRunSchema },
+  'trace.get': { exchange: EXCHANGES.commands, routingKey: 'executor.queries', partitioned: false, schema: traceGetSchema },
+  'credential.get': { exchange: EXCHANGES.commands, routingKey: 'vault.requests', partitioned: false, schema: credentialGetSchema },
+  'connection.changed': { exchange: EXCHANGES.commands, routingKey: 'orchestrator', partitioned: true, schema: connectionChangedSchema },
+  'connections.list': { exchange: EXCHANGES.commands, routingKey: 'vault.requests', partitioned: false, schema: connectionsListSchema },
+  'connection.revoke': { exchange: EXCHANGES.commands, routingKey: 'vault.requests', partitioned: false, schema: connectionRevokeSchema },
+  'settings_link.create': {
+    exchange: EXCHANGES.commands,
+    routingKey: 'vault.requests',
+    partitioned: false,
+    schema: settingsLinkCreateSchema,
+  },
+  'task.event': { exchange: EXCHANGES.events, routingKey: 'task.event', partitioned: true, schema: taskEventSchema },
+  'webhook.get': { exchange: EXCHANGES.commands, routingKey: 'dispatcher.admin', partitioned: false, schema: webhookGetSchema },
+  'webhook.set': { exchange: EXCHANGES.commands, routingKey: 'dispatcher.admin', partitioned: false, schema: webhookSetSchema },
+  'webhook.rotate_secret': {
+    exchange: EXCHANGES.commands,
+    routingKey: 'dispatcher.admin',
+    partitioned: false,
+    schema: webhookRotateSecretSchema,
+  },
+  'webhook.send_test': { exchange: EXCHANGES.commands, routingKey: 'dispatcher.admin', partitioned: false, schema: webhookSendTestSchema },
+  'webhook.deliveries': {
+    exchange: EXCHANGES.commands,
+    routingKey: 'dispatcher.admin',
+    partitioned: false,
+    schema: webhookDeliveriesSchema,
+  },
+  'webhook.redeliver': { exchange: EXCHANGES.commands, routingKey: 'dispatcher.admin', partitioned: false, schema: webhookRedeliverSchema },
+} as const satisfies Record<string, MessageRoute>;
+
+export type MessageType = keyof typeof CATALOG;
+
+export interface MessageDataMap {
+  'task.create': TaskCreate;
+  'task.cancel': TaskCancel;
+  'step.result': StepResult;
+  'task.reconcile': TaskReconcile;
+  'step.run': StepRun;
+  'trace.get': TraceGet;
+  'credential.get': CredentialGet;
+  'connection.changed': ConnectionChanged;
+  'connections.list': ConnectionsList;
+  'connection.revoke': ConnectionRevoke;
+  'settings_link.create': SettingsLinkCreate;
+  'task.event': TaskEvent;
+  'webhook.get': WebhookGet;
+  'webhook.set': WebhookSet;
+  'webhook.rotate_secret': WebhookRotateSecret;
+  'webhook.send_test': WebhookSendTest;
+  'webhook.deliveries': WebhookDeliveries;
+  'webhook.redeliver': WebhookRedeliver;
+}
+
+/** Routing key of one message; partitioned routes need the partition key (the account id). */
+export function routingKeyFor(type: MessageType, partitionKey?: string): string {
+  const route: MessageRoute = CATALOG[type];
+  if (!route.partitioned) return route.routingKey;
+  if (partitionKey === undefined) throw new Error(`message ${type} needs a partition key`);
+  return `${route.routingKey}.p${partitionOf(partitionKey)}`;
+}
+
+/** Queues each owner consumes, with what binds to them. */
+export const QUEUES = {
+  orchestratorPartition: (p: number) => ({ name: `orchestrator.p${p}`, exchange: EXCHANGES.commands, bindings: [`orchestrator.p${p}`] }),
+  gatewayTaskEvents: (p: number) => ({ name: `gateway.task-events.p${p}`, exchange: EXCHANGES.events, bindings: [`task.event.p${p}`] }),
+  executorSteps: { name: 'executor.steps', exchange: EXCHANGES.commands, bindings: ['executor.steps'] },
+  executorQueries: { name: 'executor.queries', exchange: EXCHANGES.commands, bindings: ['executor.queries'] },
+  vaultRequests: { name: 'vault.requests', exchange: EXCHANGES.commands, bindings: ['vault.requests'] },
+  dispatcherTaskEvents: { name: 'dispatcher.task-events', exchange: EXCHANGES.events, bindings: ['task.event.#'] },
+  dispatcherAdmin: { name: 'dispatcher.admin', exchange: EXCHANGES.commands, bindings: ['dispatcher.admin'] },
+} as const;

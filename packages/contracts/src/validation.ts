@@ -1,0 +1,72 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { envelopeSchema } from './messages/envelope.js';
+import { CATALOG, type MessageType } from './messages/catalog.js';
+
+// ajv-formats is CommonJS with a default export.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+/** One ajv instance; every schema compiled once, at first use. */
+export const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes: false, useDefaults: true });
+addFormats(ajv);
+
+const queryAjv = new Ajv({ allErrors: false, strict: false, coerceTypes: true, useDefaults: true });
+addFormats(queryAjv);
+
+const cache = new WeakMap<object, ValidateFunction>();
+const queryCache = new WeakMap<object, ValidateFunction>();
+
+export function compile<T = unknown>(schema: object): ValidateFunction<T> {
+  let fn = cache.get(schema);
+  if (!fn) {
+    fn = ajv.compile(schema);
+    cache.set(schema, fn);
+  }
+  return fn as ValidateFunction<T>;
+}
+
+/** For query strings: coerces "20" to 20 and applies defaults. */
+export function compileQuery<T = unknown>(schema: object): ValidateFunction<T> {
+  let fn = queryCache.get(schema);
+  if (!fn) {
+    fn = queryAjv.compile(schema);
+    queryCache.set(schema, fn);
+  }
+  return fn as ValidateFunction<T>;
+}
+
+/** "prompt must be string": names the field, readable by a person. */
+export function describeErrors(errors: ErrorObject[] | null | undefined, root = 'body'): string {
+  const e = errors?.[0];
+  if (!e) return `${root} is invalid`;
+  const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  switch (e.keyword) {
+    case 'required':
+      return `${path ? `${path}.` : ''}${String(e.params['missingProperty'])} is required`;
+    case 'additionalProperties':
+      return `${path ? `${path}.` : ''}${String(e.params['additionalProperty'])} is not an allowed field`;
+    case 'enum':
+      return `${path || root} must be one of: ${(e.params['allowedValues'] as unknown[]).join(', ')}`;
+    default:
+      return `${path || root} ${e.message ?? 'is invalid'}`;
+  }
+}
+
+export class MessageValidationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MessageValidationError';
+  }
+}
+
+/** Checks the envelope and the data of a message against the catalog. */
+export function validateMessage(raw: unknown): { type: MessageType; data: unknown } {
+  const env = compile(envelopeSchema);
+  if (!env(raw)) throw new MessageValidationError(`bad envelope: ${describeErrors(env.errors, 'message')}`);
+  const msg = raw as { type: string; data: unknown };
+  if (!Object.hasOwn(CATALOG, msg.type)) throw new MessageValidationError(`unknown message type ${msg.type}`);
+  const type = msg.type as MessageType;
+  const check = compile(CATALOG[type].schema);
+  if (!check(msg.data)) throw new MessageValidationError(`bad ${type}: ${describeErrors(check.errors, 'data')}`);
+  return { type, data: msg.data };
+}

@@ -1,0 +1,4 @@
+export * from './request-id.js';
+export * from './errors.js';
+export * from './validate.js';
+export * from './ops.js';

@@ -1,0 +1,308 @@
+/**
+ * Integration tests of the RabbitMQ transport against the real broker (AMQP_URL):
+ * publish/consume, malformed messages, handler failures, request/reply.
+ * Every test works in its own namespace and deletes what it declared.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
+import { EXCHANGES, newMessageId, routingKeyFor, type TaskCancel } from '@tes/contracts';
+import { AMQP_URL, memoryLogger, uniqueName, waitFor } from '@tes/testing';
+import {
+  Broker,
+  BrokerUnavailableError,
+  PoisonMessageError,
+  RequestTimeoutError,
+  type ConsumeOptions,
+  type Delivery,
+  type QueueSpec,
+} from './broker.js';
+
+const ACCOUNT = 'acc_int';
+
+function cancelData(n: number | string): TaskCancel {
+  return { task_id: `task_${n}`, account_id: ACCOUNT, environment: 'test' };
+}
+
+/** A queue that receives task.cancel for ACCOUNT (commands exchange, its partition's key). */
+function cancelQueue(name: string): QueueSpec {
+  return { name, exchange: EXCHANGES.commands, bindings: [routingKeyFor('task.cancel', ACCOUNT)] };
+}
+
+/** A queue that receives trace.get (commands exchange, unpartitioned key). */
+function traceQueue(name: string): QueueSpec {
+  return { name, exchange: EXCHANGES.commands, bindings: [routingKeyFor('trace.get')] };
+}
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve(): void;
+}
+function deferred(): Deferred {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Ready and unacknowledged counts of one queue, read from the broker itself (async: the event loop keeps running). */
+async function queueCounts(fullName: string): Promise<{ ready: number; unacked: number } | undefined> {
+  const { stdout } = await promisify(execFile)('rabbitmqctl', [
+    'list_queues',
+    'name',
+    'messages_ready',
+    'messages_unacknowledged',
+    '--formatter',
+    'json',
+    '-q',
+  ]);
+  const rows = JSON.parse(stdout) as { name: string; messages_ready: number; messages_unacknowledged: number }[];
+  const row = rows.find((r) => r.name === fullName);
+  return row && { ready: row.messages_ready, unacked: row.messages_unacknowledged };
+}
+
+describe('Broker (RabbitMQ integration)', () => {
+  let ns: string;
+  let brokers: Broker[];
+  let admin: ChannelModel;
+  let adminCh: Channel;
+  let queues: string[];
+
+  function newBroker(source = 'broker-test'): Broker {
+    const b = new Broker({ url: AMQP_URL, source, logger: memoryLogger(source).logger, namespace: ns });
+    brokers.push(b);
+    return b;
+  }
+
+  async function consume(b: Broker, spec: QueueSpec, handler: (d: Delivery) => Promise<void>, opts?: ConsumeOptions): Promise<void> {
+    queues.push(spec.name);
+    await b.consume(spec, handler, opts);
+  }
+
+  /** Dead-lettered messages of a queue, taken off `<queue>.dead`. */
+  async function drainDead(queue: string): Promise<GetMessage[]> {
+    const out: GetMessage[] = [];
+    for (;;) {
+      const m = await adminCh.get(`${ns}.${queue}.dead`, { noAck: true });
+      if (!m) return out;
+      out.push(m);
+    }
+  }
+
+  beforeEach(async () => {
+    ns = uniqueName('t');
+    brokers = [];
+    queues = [];
+    admin = await amqpConnect(AMQP_URL);
+    adminCh = await admin.createChannel();
+  });
+
+  afterEach(async () => {
+    await Promise.all(brokers.map((b) => b.close(2000)));
+    for (const q of new Set(queues)) {
+      await adminCh.deleteQueue(`${ns}.${q}`);
+      await adminCh.deleteQueue(`${ns}.${q}.dead`);
+    }
+    for (const ex of Object.values(EXCHANGES)) await adminCh.deleteExchange(`${ns}.${ex}`);
+    await admin.close();
+  });
+
+  it('delivers a confirmed publish to the handler with validated data and the full envelope, and acks only after the handler resolves', async () => {
+    const broker = newBroker('publisher-svc');
+    await broker.connect();
+    const gate = deferred();
+    const received: Delivery[] = [];
+    let handlerDone = false;
+    await consume(broker, cancelQueue('work'), async (d) => {
+      received.push(d);
+      await gate.promise;
+      handlerDone = true;
+    });
+
+    const messageId = newMessageId();
+    const before = Date.now();
+    const id = await broker.publish('task.cancel', cancelData(1), { partitionKey: ACCOUNT, messageId });
+    expect(id).toBe(messageId);
+
+    await waitFor(() => received.length === 1, { what: 'delivery' });
+    const d = received[0]!;
+    expect(d.type).toBe('task.cancel');
+    expect(d.data).toEqual(cancelData(1));
+    expect(d.redelivered).toBe(false);
+    expect(d.envelope).toMatchObject({
+      id: messageId,
+      type: 'task.cancel',
+      source: 'publisher-svc',
+      partition_key: ACCOUNT,
+      data: cancelData(1),
+    });
+    expect(Date.parse(d.envelope.occurred_at)).toBeGreaterThanOrEqual(before - 1000);
+    expect(new Date(d.envelope.occurred_at).toISOString()).toBe(d.envelope.occurred_at);
+
+    // The handler has not resolved: the message is held unacknowledged, not acked on receipt.
+    expect(await queueCounts(`${ns}.work`)).toEqual({ ready: 0, unacked: 1 });
+    expect(handlerDone).toBe(false);
+
+    gate.resolve();
+    await waitFor(async () => (await queueCounts(`${ns}.work`))?.unacked === 0, { what: 'ack after the handler resolved' });
+    expect(handlerDone).toBe(true);
+    expect(await broker.queueDepth('work')).toBe(0);
+    expect(await broker.queueDepth('work.dead')).toBe(0);
+    expect(received).toHaveLength(1);
+  });
+
+  it('dead-letters malformed messages (not JSON, unknown type, invalid data) to <queue>.dead and keeps consuming the next good message', async () => {
+    const { logger, lines } = memoryLogger('malformed');
+    const broker = new Broker({ url: AMQP_URL, source: 'malformed', logger, namespace: ns });
+    brokers.push(broker);
+    await broker.connect();
+    const handled: Delivery[] = [];
+    await consume(broker, cancelQueue('work'), async (d) => {
+      handled.push(d);
+    });
+
+    const envelope = (type: string, data: object) => ({
+      id: newMessageId(),
+      type,
+      source: 'raw',
+      occurred_at: new Date().toISOString(),
+      data,
+    });
+    const bad = [
+      Buffer.from('this is {not json'),
+      Buffer.from(JSON.stringify(envelope('task.explode', { task_id: 't' }))),
+      Buffer.from(JSON.stringify(envelope('task.cancel', { task_id: 't', account_id: ACCOUNT, environment: 'production' }))),
+      Buffer.from(JSON.stringify({ hello: 'no envelope' })),
+    ];
+    for (const body of bad) adminCh.sendToQueue(`${ns}.work`, body, { persistent: true });
+
+    const goodId = await broker.publish('task.cancel', cancelData('good'), { partitionKey: ACCOUNT });
+    await waitFor(() => handled.length === 1, { what: 'the good message' });
+    expect(handled[0]!.envelope.id).toBe(goodId);
+
+    await waitFor(async () => (await broker.queueDepth('work.dead')) === bad.length, { what: 'dead-lettered messages' });
+    const dead = await drainDead('work');
+    expect(dead.map((m) => m.content.toString())).toEqual(bad.map((b) => b.toString()));
+    for (const m of dead) {
+      const death = (m.properties.headers?.['x-death'] as { reason: string; queue: string }[])[0]!;
+      expect(death).toMatchObject({ reason: 'rejected', queue: `${ns}.work` });
+    }
+    expect(await broker.queueDepth('work')).toBe(0);
+    expect(lines().filter((l) => l.includes('malformed message dead-lettered'))).toHaveLength(bad.length);
+
+    // Still consuming after the bad ones.
+    await broker.publish('task.cancel', cancelData('after'), { partitionKey: ACCOUNT });
+    await waitFor(() => handled.length === 2, { what: 'a message after the malformed ones' });
+    expect(handled.map((d) => d.data)).toEqual([cancelData('good'), cancelData('after')]);
+    expect(broker.isConnected).toBe(true);
+  });
+
+  it('dead-letters at once a message whose handler throws PoisonMessageError', async () => {
+    const broker = newBroker();
+    await broker.connect();
+    let calls = 0;
+    await consume(
+      broker,
+      cancelQueue('work'),
+      async () => {
+        calls++;
+        throw new PoisonMessageError('never going to work');
+      },
+      { maxAttempts: 5 },
+    );
+    const id = await broker.publish('task.cancel', cancelData(1), { partitionKey: ACCOUNT });
+
+    await waitFor(async () => (await broker.queueDepth('work.dead')) === 1, { what: 'dead-lettered poison message' });
+    expect(await queueCounts(`${ns}.work`)).toEqual({ ready: 0, unacked: 0 });
+    expect(calls).toBe(1);
+    const [dead] = await drainDead('work');
+    expect(dead!.properties.messageId).toBe(id);
+    expect((dead!.properties.headers?.['x-death'] as { count: number }[])[0]!.count).toBe(1);
+  });
+
+  it('requeues a message whose handler throws a plain Error and processes it once it succeeds (twice failing, then ok)', async () => {
+    const broker = newBroker();
+    await broker.connect();
+    const seen: { redelivered: boolean; ok: boolean }[] = [];
+    await consume(
+      broker,
+      cancelQueue('work'),
+      async (d) => {
+        const ok = seen.length >= 2;
+        seen.push({ redelivered: d.redelivered, ok });
+        if (!ok) throw new Error(`transient failure ${seen.length}`);
+      },
+      { maxAttempts: 5 },
+    );
+    await broker.publish('task.cancel', cancelData(1), { partitionKey: ACCOUNT });
+
+    await waitFor(() => seen.some((s) => s.ok), { what: 'successful third attempt' });
+    await waitFor(async () => (await queueCounts(`${ns}.work`))?.unacked === 0, { what: 'ack' });
+    expect(seen).toEqual([
+      { redelivered: false, ok: false },
+      { redelivered: true, ok: false },
+      { redelivered: true, ok: true },
+    ]);
+    expect(await broker.queueDepth('work')).toBe(0);
+    expect(await broker.queueDepth('work.dead')).toBe(0);
+  });
+
+  it('dead-letters a message whose handler always throws after maxAttempts attempts', async () => {
+    const broker = newBroker();
+    await broker.connect();
+    let calls = 0;
+    await consume(
+      broker,
+      cancelQueue('work'),
+      async () => {
+        calls++;
+        throw new Error('always broken');
+      },
+      { maxAttempts: 3 },
+    );
+    const id = await broker.publish('task.cancel', cancelData(1), { partitionKey: ACCOUNT });
+
+    await waitFor(async () => (await broker.queueDepth('work.dead')) === 1, { what: 'dead-lettered message' });
+    // Gone from the work queue (neither ready nor unacked): no further attempt is possible.
+    expect(await queueCounts(`${ns}.work`)).toEqual({ ready: 0, unacked: 0 });
+    expect(calls).toBe(3);
+    const [dead] = await drainDead('work');
+    expect(dead!.properties.messageId).toBe(id);
+  });
+
+  it('resolves request() with the body the consumer passes to delivery.reply()', async () => {
+    const server = newBroker('executor');
+    await server.connect();
+    await consume(server, traceQueue('queries'), async (d) => {
+      if (d.type !== 'trace.get') throw new PoisonMessageError('unexpected');
+      await d.reply({ ok: true, task_id: (d.data as { task_id: string }).task_id, from: d.envelope.source });
+    });
+    const client = newBroker('gateway');
+    await client.connect();
+
+    const answer = await client.request('trace.get', cancelData(7), { timeoutMs: 5000 });
+    expect(answer).toEqual({ ok: true, task_id: 'task_7', from: 'gateway' });
+
+    // Concurrent requests each get their own answer.
+    const answers = await Promise.all([1, 2, 3, 4, 5].map((n) => client.request('trace.get', cancelData(n), { timeoutMs: 5000 })));
+    expect(answers.map((a) => (a as { task_id: string }).task_id)).toEqual(['task_1', 'task_2', 'task_3', 'task_4', 'task_5']);
+  });
+
+  it('rejects request() with RequestTimeoutError after about timeoutMs when nobody consumes the queue', async () => {
+    const setup = newBroker('setup');
+    await setup.connect();
+    queues.push('queries');
+    await setup.declare(traceQueue('queries')); // the queue exists, its consumer is down
+
+    const timeoutMs = 700;
+    const started = Date.now();
+    const err = await setup.request('trace.get', cancelData(1), { timeoutMs }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const elapsed = Date.now() - started;
+    expect(err).toBeInstanceOf(RequestTimeoutError);
+    expect(err).not.toBeInstanceOf(BrokerUnavailableError);
+    expect(elapsed).toBeGreaterThanOrEqual(timeoutMs - 20);
+    expect(elapsed).toBeLessThan(timeoutMs + 1000);
+  });
+});

@@ -1,0 +1,462 @@
+import { connect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type RecoveringChannelModel } from 'amqplib';
+import {
+  CATALOG,
+  EXCHANGES,
+  MessageValidationError,
+  newMessageId,
+  routingKeyFor,
+  validateMessage,
+  type Envelope,
+  type MessageDataMap,
+  type MessageType,
+} from '@tes/contracts';
+import type { Logger } from '@tes/logger';
+
+export interface QueueSpec {
+  name: string;
+  exchange: string;
+  bindings: readonly string[];
+  /** One active consumer at a time across all replicas: the single writer of a partition. */
+  singleActiveConsumer?: boolean;
+}
+
+export interface Delivery<T extends MessageType = MessageType> {
+  type: T;
+  data: MessageDataMap[T];
+  envelope: Envelope<MessageDataMap[T]>;
+  redelivered: boolean;
+  /** Answers a request made with `broker.request`; a no-op for plain messages. */
+  reply(body: object): Promise<void>;
+}
+
+export type Handler = (delivery: Delivery) => Promise<void>;
+
+export interface ConsumeOptions {
+  prefetch?: number;
+  /** Handle one message at a time, in queue order (partition consumers). */
+  serial?: boolean;
+  /** Attempts of a failing handler before the message is dead-lettered. */
+  maxAttempts?: number;
+}
+
+export interface PublishOptions {
+  partitionKey?: string;
+  messageId?: string;
+  correlationId?: string;
+  occurredAt?: string;
+}
+
+/** Thrown by publish/request while the broker is unreachable: callers retry, nothing is buffered here. */
+export class BrokerUnavailableError extends Error {
+  constructor(message = 'message broker unavailable') {
+    super(message);
+    this.name = 'BrokerUnavailableError';
+  }
+}
+
+export class RequestTimeoutError extends Error {
+  constructor(type: string, ms: number) {
+    super(`no reply to ${type} within ${ms} ms`);
+    this.name = 'RequestTimeoutError';
+  }
+}
+
+/** A handler throws this when the message can never succeed: dead-letter it at once. */
+export class PoisonMessageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PoisonMessageError';
+  }
+}
+
+interface Registration {
+  queue: QueueSpec;
+  handler: Handler;
+  options: Required<ConsumeOptions>;
+  channel?: Channel | undefined;
+  consumerTag?: string | undefined;
+}
+
+interface PendingRequest {
+  resolve(body: unknown): void;
+  reject(err: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+export interface BrokerOptions {
+  url: string;
+  source: string;
+  logger: Logger;
+  /** Prefix of every exchange and queue name: separate stacks (or tests) on one broker. */
+  namespace?: string;
+  /** Told, for each valid message, its queue and how long it waited since `occurred_at` (metrics). */
+  onConsume?: (queue: string, lagSeconds: number) => void;
+  /** Sent as the `connection_name` client property: names this connection in rabbitmqctl and the management UI. */
+  connectionName?: string;
+}
+
+const REPLY_TO = 'amq.rabbitmq.reply-to';
+const REPLY_DEADLINE_HEADER = 'x-reply-deadline';
+const RETRY_DELAY_MS = 200;
+const RETRY_DELAY_MAX_MS = 10_000;
+
+/** Exponential backoff before a failed message is requeued: 0.2 s, 0.4 s, … capped at 10 s. */
+export function retryDelayMs(attempt: number): number {
+  return Math.min(RETRY_DELAY_MS * 2 ** (attempt - 1), RETRY_DELAY_MAX_MS);
+}
+
+/**
+ * RabbitMQ transport on amqplib's own connection recovery: after every (re)connect,
+ * `setup` re-declares the topology and re-attaches every registered consumer.
+ * Publishes wait for the broker's confirm; nothing is buffered in memory.
+ */
+export class Broker {
+  private connection?: RecoveringChannelModel;
+  private model: ChannelModel | undefined;
+  private confirmChannel: ConfirmChannel | undefined;
+  private replyChannel: Channel | undefined;
+  private readonly registrations: Registration[] = [];
+  private readonly pending = new Map<string, PendingRequest>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly attempts = new Map<string, number>();
+  private stopping = false;
+  private connected = false;
+
+  private readonly ns: string;
+
+  constructor(private readonly options: BrokerOptions) {
+    this.ns = options.namespace ? `${options.namespace}.` : '';
+  }
+
+  /** The broker-side name of an exchange or queue. */
+  name(base: string): string {
+    return `${this.ns}${base}`;
+  }
+
+  async connect(): Promise<void> {
+    this.connection = await connect(this.options.url, {
+      ...(this.options.connectionName ? { clientProperties: { connection_name: this.options.connectionName } } : {}),
+      recovery: {
+        initialDelay: 100,
+        maxDelay: 5000,
+        maxRetries: Infinity,
+        initialMaxRetries: 20,
+        setup: (model: ChannelModel) => this.setup(model),
+      },
+    });
+    this.connection.on('disconnect', (err: Error) => {
+      this.connected = false;
+      this.model = undefined;
+      this.confirmChannel = undefined;
+      this.replyChannel = undefined;
+      this.failPending(new BrokerUnavailableError(`broker connection lost: ${err.message}`));
+      if (!this.stopping) this.options.logger.warn('broker disconnected, recovering', { error: err.message });
+    });
+    this.connection.on('connect', () => this.options.logger.info('broker connected'));
+    this.connection.on('error', (err: Error) => this.options.logger.warn('broker connection error', { error: err.message }));
+  }
+
+  get isConnected(): boolean {
+    return this.connected && !this.stopping;
+  }
+
+  private async setup(model: ChannelModel): Promise<void> {
+    this.model = model;
+    const ch = await model.createConfirmChannel();
+    await ch.assertExchange(this.name(EXCHANGES.commands), 'direct', { durable: true });
+    await ch.assertExchange(this.name(EXCHANGES.events), 'topic', { durable: true });
+    await ch.assertExchange(this.name(EXCHANGES.dead), 'direct', { durable: true });
+    ch.on('error', (err: Error) => this.options.logger.warn('publish channel error', { error: err.message }));
+    this.confirmChannel = ch;
+
+    const reply = await model.createChannel();
+    reply.on('error', (err: Error) => this.options.logger.warn('reply channel error', { error: err.message }));
+    await reply.consume(REPLY_TO, (msg) => this.onReply(msg), { noAck: true });
+    this.replyChannel = reply;
+
+    for (const reg of this.registrations) await this.attach(reg, model);
+    this.connected = true;
+  }
+
+  /** Declares a queue with its dead-letter queue and bindings. */
+  async declare(queue: QueueSpec, channel?: Channel): Promise<void> {
+    const ch = channel ?? this.confirmChannel;
+    if (!ch) throw new BrokerUnavailableError();
+    const name = this.name(queue.name);
+    await ch.assertQueue(`${name}.dead`, { durable: true });
+    await ch.bindQueue(`${name}.dead`, this.name(EXCHANGES.dead), queue.name);
+    await ch.assertQueue(name, {
+      durable: true,
+      arguments: {
+        'x-dead-letter-exchange': this.name(EXCHANGES.dead),
+        'x-dead-letter-routing-key': queue.name,
+        ...(queue.singleActiveConsumer ? { 'x-single-active-consumer': true } : {}),
+      },
+    });
+    for (const key of queue.bindings) await ch.bindQueue(name, this.name(queue.exchange), key);
+  }
+
+  async consume(queue: QueueSpec, handler: Handler, options: ConsumeOptions = {}): Promise<void> {
+    const reg: Registration = {
+      queue,
+      handler,
+      options: { prefetch: options.prefetch ?? 16, serial: options.serial ?? false, maxAttempts: options.maxAttempts ?? 10 },
+    };
+    this.registrations.push(reg);
+    if (this.model) await this.attach(reg, this.model);
+  }
+
+  private async attach(reg: Registration, model: ChannelModel): Promise<void> {
+    const ch = await model.createChannel();
+    ch.on('error', (err: Error) => this.options.logger.warn('consumer channel error', { queue: reg.queue.name, error: err.message }));
+    ch.on('close', () => {
+      // A channel can die alone (e.g. a protocol error); re-open it unless the connection went too.
+      if (reg.channel === ch && !this.stopping && this.model === model) {
+        reg.channel = undefined;
+        this.attach(reg, model).catch((err: unknown) =>
+          this.options.logger.warn('consumer re-attach failed', { queue: reg.queue.name, error: String(err) }),
+        );
+      }
+    });
+    await this.declare(reg.queue, ch);
+    await ch.prefetch(reg.options.prefetch);
+    let chain: Promise<void> = Promise.resolve();
+    const { consumerTag } = await ch.consume(this.name(reg.queue.name), (msg) => {
+      if (!msg) return;
+      if (reg.options.serial) {
+        chain = chain.then(() => this.track(this.handle(reg, ch, msg)));
+      } else {
+        void this.track(this.handle(reg, ch, msg));
+      }
+    });
+    reg.channel = ch;
+    reg.consumerTag = consumerTag;
+  }
+
+  private track(p: Promise<void>): Promise<void> {
+    this.inFlight.add(p);
+    return p.finally(() => this.inFlight.delete(p));
+  }
+
+  private async handle(reg: Registration, ch: Channel, msg: ConsumeMessage): Promise<void> {
+    // Stopping: start no new work (a serial consumer still holds prefetched messages). Left
+    // unacknowledged, the message returns to its queue, in order, when the channel closes.
+    if (this.stopping) return;
+    const log = this.options.logger;
+    let parsed: { type: MessageType; data: unknown };
+    let envelope: Envelope;
+    try {
+      envelope = JSON.parse(msg.content.toString('utf8')) as Envelope;
+      parsed = validateMessage(envelope);
+    } catch (err) {
+      log.error('malformed message dead-lettered', { queue: reg.queue.name, error: (err as Error).message });
+      safe(() => ch.nack(msg, false, false));
+      return;
+    }
+    const deadline = Number((msg.properties.headers as Record<string, unknown> | undefined)?.[REPLY_DEADLINE_HEADER]);
+    if (msg.properties.replyTo && Number.isFinite(deadline) && Date.now() > deadline) {
+      log.warn('request dropped: its requester gave up waiting', {
+        queue: reg.queue.name,
+        type: parsed.type,
+        message_id: envelope.id,
+        correlation_id: envelope.correlation_id,
+      });
+      safe(() => ch.ack(msg));
+      return;
+    }
+    this.options.onConsume?.(reg.queue.name, Math.max(0, (Date.now() - Date.parse(envelope.occurred_at)) / 1000));
+    const delivery: Delivery = {
+      type: parsed.type,
+      data: parsed.data as never,
+      envelope: envelope as never,
+      redelivered: msg.fields.redelivered,
+      reply: (body) => this.sendReply(msg, body),
+    };
+    try {
+      await reg.handler(delivery);
+      this.attempts.delete(envelope.id);
+      safe(() => ch.ack(msg));
+    } catch (err) {
+      const poison = err instanceof PoisonMessageError || err instanceof MessageValidationError;
+      const n = (this.attempts.get(envelope.id) ?? 0) + 1;
+      if (poison || n >= reg.options.maxAttempts) {
+        this.attempts.delete(envelope.id);
+        log.error('message dead-lettered', {
+          queue: reg.queue.name,
+          type: parsed.type,
+          message_id: envelope.id,
+          correlation_id: envelope.correlation_id,
+          attempts: n,
+          error: String(err),
+        });
+        safe(() => ch.nack(msg, false, false));
+        return;
+      }
+      this.attempts.set(envelope.id, n);
+      log.warn('handler failed, message requeued', {
+        queue: reg.queue.name,
+        type: parsed.type,
+        message_id: envelope.id,
+        correlation_id: envelope.correlation_id,
+        attempt: n,
+        error: String(err),
+      });
+      await sleep(retryDelayMs(n));
+      safe(() => ch.nack(msg, false, true));
+    }
+  }
+
+  private envelope<T extends MessageType>(type: T, data: MessageDataMap[T], opts: PublishOptions): Envelope<MessageDataMap[T]> {
+    return {
+      id: opts.messageId ?? newMessageId(),
+      type,
+      source: this.options.source,
+      occurred_at: opts.occurredAt ?? new Date().toISOString(),
+      ...(opts.partitionKey !== undefined ? { partition_key: opts.partitionKey } : {}),
+      ...(opts.correlationId !== undefined ? { correlation_id: opts.correlationId } : {}),
+      data,
+    };
+  }
+
+  /** Publishes and resolves once the broker has confirmed the message. */
+  async publish<T extends MessageType>(type: T, data: MessageDataMap[T], opts: PublishOptions = {}): Promise<string> {
+    const ch = this.confirmChannel;
+    if (!ch || this.stopping) throw new BrokerUnavailableError();
+    const env = this.envelope(type, data, opts);
+    validateMessage(env);
+    const { exchange } = CATALOG[type];
+    const key = routingKeyFor(type, opts.partitionKey);
+    await new Promise<void>((resolve, reject) => {
+      try {
+        ch.publish(this.name(exchange), key, Buffer.from(JSON.stringify(env)), persistent(env), (err) =>
+          err ? reject(new BrokerUnavailableError(`publish not confirmed: ${String(err)}`)) : resolve(),
+        );
+      } catch (err) {
+        reject(new BrokerUnavailableError(`publish failed: ${(err as Error).message}`));
+      }
+    });
+    return env.id;
+  }
+
+  /** Request/reply over direct reply-to, with a timeout. */
+  async request<T extends MessageType>(type: T, data: MessageDataMap[T], opts: PublishOptions & { timeoutMs: number }): Promise<unknown> {
+    const ch = this.replyChannel;
+    if (!ch || this.stopping) throw new BrokerUnavailableError();
+    const env = this.envelope(type, data, opts);
+    validateMessage(env);
+    const correlationId = env.id;
+    const { exchange } = CATALOG[type];
+    const key = routingKeyFor(type, opts.partitionKey);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(correlationId);
+        reject(new RequestTimeoutError(type, opts.timeoutMs));
+      }, opts.timeoutMs);
+      this.pending.set(correlationId, { resolve, reject, timer });
+      try {
+        const ok = ch.publish(this.name(exchange), key, Buffer.from(JSON.stringify(env)), {
+          ...persistent(env),
+          replyTo: REPLY_TO,
+          correlationId,
+          // Past this instant the requester has given up (and told its caller so): don't act on it.
+          headers: { [REPLY_DEADLINE_HEADER]: Date.now() + opts.timeoutMs },
+        });
+        void ok;
+      } catch (err) {
+        clearTimeout(timer);
+        this.pending.delete(correlationId);
+        reject(new BrokerUnavailableError(`request failed: ${(err as Error).message}`));
+      }
+    });
+  }
+
+  private onReply(msg: ConsumeMessage | null): void {
+    if (!msg) return;
+    const id = msg.properties.correlationId as string | undefined;
+    const p = id ? this.pending.get(id) : undefined;
+    if (!p || !id) return;
+    this.pending.delete(id);
+    clearTimeout(p.timer);
+    try {
+      p.resolve(JSON.parse(msg.content.toString('utf8')));
+    } catch (err) {
+      p.reject(err as Error);
+    }
+  }
+
+  private async sendReply(msg: ConsumeMessage, body: object): Promise<void> {
+    const replyTo = msg.properties.replyTo as string | undefined;
+    if (!replyTo) return;
+    const ch = this.confirmChannel;
+    if (!ch) throw new BrokerUnavailableError();
+    ch.publish('', replyTo, Buffer.from(JSON.stringify(body)), {
+      correlationId: msg.properties.correlationId as string,
+      contentType: 'application/json',
+    });
+  }
+
+  private failPending(err: Error): void {
+    for (const [id, p] of this.pending) {
+      clearTimeout(p.timer);
+      p.reject(err);
+      this.pending.delete(id);
+    }
+  }
+
+  /** Number of messages ready in a queue (ops, tests). */
+  async queueDepth(name: string): Promise<number> {
+    if (!this.model) throw new BrokerUnavailableError();
+    const ch = await this.model.createChannel();
+    try {
+      const q = await ch.checkQueue(this.name(name));
+      return q.messageCount;
+    } finally {
+      await ch.close().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Graceful stop: cancel consumers (no new work), let in-flight handlers finish
+   * within `timeoutMs`, then close; anything unacked returns to its queue.
+   */
+  async close(timeoutMs = 10_000): Promise<void> {
+    this.stopping = true;
+    for (const reg of this.registrations) {
+      // A single-active-consumer queue is not cancelled: that would activate the next replica at once,
+      // ahead of the messages this one still holds (order broken, two writers). Closing the channel
+      // below requeues them first; meanwhile `stopping` keeps new deliveries from being handled.
+      if (reg.queue.singleActiveConsumer) continue;
+      if (reg.channel && reg.consumerTag) await reg.channel.cancel(reg.consumerTag).catch(() => undefined);
+    }
+    const drained = Promise.allSettled([...this.inFlight]);
+    await Promise.race([drained, sleep(timeoutMs)]);
+    // Close the consumer channels before the connection: an ack sent just before a connection
+    // close is dropped, while a channel's close-ok means the broker has processed its acks (and
+    // requeues the unacked rest).
+    for (const reg of this.registrations) await reg.channel?.close().catch(() => undefined);
+    this.failPending(new BrokerUnavailableError('broker closing'));
+    await this.connection?.close().catch(() => undefined);
+  }
+}
+
+function persistent(env: Envelope<unknown>) {
+  return {
+    persistent: true,
+    contentType: 'application/json',
+    messageId: env.id,
+    type: env.type,
+    timestamp: Math.floor(Date.now() / 1000),
+  };
+}
+
+function safe(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // The channel is gone: the broker redelivers the message to another consumer.
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms).unref());
+}

@@ -1,0 +1,11 @@
+export {
+  createMetrics,
+  secondsSince,
+  DELIVERY_BUCKETS,
+  HTTP_BUCKETS,
+  LAG_BUCKETS,
+  STEP_BUCKETS,
+  type Metrics,
+  type MetricsOptions,
+} from './metrics.js';
+export { httpMetrics, mountMetrics, CLIENT_CLOSED, UNMATCHED_ROUTE } from './express.js';

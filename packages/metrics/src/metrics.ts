@@ -1,0 +1,105 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * The instruments every service shares. A service registers all of them (an unused one is
+ * exported with no series, which costs nothing) so dashboards and alerts can be written once.
+ * Label values are closed sets (see docs/operations.md): never put ids, URLs or raw paths in one.
+ */
+export interface Metrics {
+  /** Scraped by GET /metrics; carries the default label `service`. */
+  registry: Registry;
+  /** method, route (the matched pattern, e.g. `/v1/tasks/:task_id`, or `(unmatched)`), status. */
+  httpRequestDuration: Histogram<'method' | 'route' | 'status'>;
+  /** Tasks that reached a status: queued, pending, running, waiting, complete, failed, cancelled. */
+  tasksTotal: Counter<'status'>;
+  /** From a message's `occurred_at` to the moment a consumer starts handling it, per queue. */
+  queueConsumeLag: Histogram<'queue'>;
+  /** One step run: tool, action, outcome (complete, failed, skipped, cancelled, timeout). */
+  stepDuration: Histogram<'tool' | 'action' | 'outcome'>;
+  /** One webhook POST: outcome (delivered, http_error, timeout, network_error, redirect, blocked). */
+  webhookAttempts: Counter<'outcome'>;
+  /** From the event to its final outcome (delivered or undeliverable), retries included. */
+  webhookDeliveryLatency: Histogram<'outcome'>;
+  /** OAuth token refreshes: outcome (refreshed, failed, revoked). */
+  tokenRefreshes: Counter<'outcome'>;
+}
+
+export interface MetricsOptions {
+  /** Node.js process metrics (CPU, memory, event loop lag, GC, handles); on unless false. */
+  defaultMetrics?: boolean;
+  /** Extra labels put on every series of this registry (for example `{ replica: hostname }`). */
+  labels?: Record<string, string>;
+}
+
+/** HTTP latency, in seconds: sub-millisecond health checks up to the 30 s request timeout. */
+export const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Broker lag, in seconds: healthy is well under a second; minutes means consumers are short. */
+export const LAG_BUCKETS = [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900];
+/** Third-party calls, in seconds, up to the default 30 s step timeout and beyond. */
+export const STEP_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** Webhook delivery, in seconds: the retry schedule spans 1 min, 5 min, 30 min and 2 h. */
+export const DELIVERY_BUCKETS = [0.1, 0.5, 1, 5, 30, 60, 120, 300, 600, 1800, 3600, 7200, 10800];
+
+/** A fresh registry (never prom-client's global one) with the shared instruments of `service`. */
+export function createMetrics(service: string, options: MetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  registry.setDefaultLabels({ ...options.labels, service });
+  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  return {
+    registry,
+    httpRequestDuration: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request duration by method, matched route pattern and status code',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: HTTP_BUCKETS,
+      registers,
+    }),
+    tasksTotal: new Counter({
+      name: 'tasks_total',
+      help: 'Tasks that reached each status',
+      labelNames: ['status'] as const,
+      registers,
+    }),
+    queueConsumeLag: new Histogram({
+      name: 'queue_consume_lag_seconds',
+      help: 'Time from a message being published (occurred_at) to a consumer taking it, by queue',
+      labelNames: ['queue'] as const,
+      buckets: LAG_BUCKETS,
+      registers,
+    }),
+    stepDuration: new Histogram({
+      name: 'step_duration_seconds',
+      help: 'Workflow step run duration by tool, action and outcome',
+      labelNames: ['tool', 'action', 'outcome'] as const,
+      buckets: STEP_BUCKETS,
+      registers,
+    }),
+    webhookAttempts: new Counter({
+      name: 'webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    webhookDeliveryLatency: new Histogram({
+      name: 'webhook_delivery_latency_seconds',
+      help: 'Time from a webhook event to its final outcome (delivered or undeliverable), retries included',
+      labelNames: ['outcome'] as const,
+      buckets: DELIVERY_BUCKETS,
+      registers,
+    }),
+    tokenRefreshes: new Counter({
+      name: 'token_refreshes_total',
+      help: 'OAuth access token refreshes by outcome',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+  };
+}
+
+/** Seconds since an ISO-8601 `occurred_at` (0 when it is in the future or unparsable): for queueConsumeLag. */
+export function secondsSince(occurredAt: string, now: number = Date.now()): number {
+  const t = Date.parse(occurredAt);
+  return Number.isFinite(t) ? Math.max(0, (now - t) / 1000) : 0;
+}

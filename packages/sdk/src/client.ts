@@ -1,0 +1,390 @@
+import { randomUUID } from 'node:crypto';
+import type http from 'node:http';
+import { AuthenticationError, ConnectionError, TaskServiceError, WaitTimeoutError, errorClassFor } from './errors.js';
+import { backoffDelay, parseRetryAfter, resolveRetry, sleep, type ResolvedRetryOptions, type RetryOptions } from './retry.js';
+import { fetchTransport, nodeTransport, type FetchLike, type HttpResponse, type Transport } from './transport.js';
+import {
+  isTerminalStatus,
+  type CancelledTask,
+  type ConnectionList,
+  type CreateTaskParams,
+  type CreatedTask,
+  type ListTasksParams,
+  type Task,
+  type TaskList,
+  type TaskListItem,
+  type TaskTrace,
+} from './types.js';
+import { SDK_VERSION } from './version.js';
+
+/** Used when neither `baseUrl` nor `SERVICE_BASE_URL` is set. */
+export const DEFAULT_BASE_URL = 'https://api.tes.example.com/v1';
+
+export interface ClientOptions {
+  /** Default: `SERVICE_API_KEY` from the environment (required one way or the other). */
+  apiKey?: string | undefined;
+  /** The service address including `/v1`. Default: `SERVICE_BASE_URL`, else {@link DEFAULT_BASE_URL}. */
+  baseUrl?: string | undefined;
+  /** Time limit of one HTTP attempt, answer included. Default 30,000 ms. */
+  timeoutMs?: number | undefined;
+  /** Retries after the first attempt (429, 500, 502, 503, 504, network errors, timeouts). Default 3; 0 disables. */
+  maxRetries?: number | undefined;
+  /** Backoff between retries. */
+  retry?: RetryOptions | undefined;
+  /** Accept any TLS certificate: for a development gateway with a self-signed certificate only. */
+  insecure?: boolean | undefined;
+  /** Extra trusted CA certificate(s) (PEM), the safe alternative to `insecure`. `NODE_EXTRA_CA_CERTS` works too. */
+  ca?: string | Buffer | Array<string | Buffer> | undefined;
+  /** A node:http(s) Agent for every request (proxies, custom TLS, socket limits). */
+  agent?: http.Agent | undefined;
+  /** A fetch to use instead of the global one (e.g. bound to an undici dispatcher). Ignored when `insecure`, `ca` or `agent` is set. */
+  fetch?: FetchLike | undefined;
+  /** Extra headers on every request. */
+  headers?: Record<string, string> | undefined;
+  /** Called before each retry: logging, metrics. */
+  onRetry?: ((info: RetryInfo) => void) | undefined;
+}
+
+export interface RetryInfo {
+  method: string;
+  path: string;
+  /** 1 for the first retry. */
+  retry: number;
+  delayMs: number;
+  error: TaskServiceError;
+}
+
+export interface RequestOptions {
+  /** Cancels the call (and its retries); it then rejects with the signal's reason. */
+  signal?: AbortSignal | undefined;
+  timeoutMs?: number | undefined;
+  maxRetries?: number | undefined;
+}
+
+export interface CreateTaskOptions extends RequestOptions {
+  /**
+   * Sent as `Idempotency-Key`. Default: a new random UUID per call, reused by every retry of
+   * that call, so a retry never creates a second task. Pass your own (your order id, ...) to
+   * make the create idempotent across processes too; keys are kept 24 hours.
+   */
+  idempotencyKey?: string | undefined;
+}
+
+export interface WaitForTaskOptions {
+  /** Give up (WaitTimeoutError) after this long. Default 300,000 ms; `Infinity` waits forever. */
+  timeoutMs?: number | undefined;
+  signal?: AbortSignal | undefined;
+  /** First pause between polls. Default 500 ms. */
+  initialIntervalMs?: number | undefined;
+  /** Longest pause between polls. Default 5,000 ms. */
+  maxIntervalMs?: number | undefined;
+  /** Growth of the pause per poll. Default 1.5. */
+  multiplier?: number | undefined;
+  /** Sees every state polled (e.g. to notice `waiting`). */
+  onPoll?: ((task: Task) => void) | undefined;
+}
+
+interface Call {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+const RETRYABLE_STATUSES = new Set([429, 500, 502, 503, 504]);
+
+/**
+ * Client of the public API (spec section 4). One method per endpoint; results are the API's
+ * JSON bodies, typed. Every failure is a {@link TaskServiceError}.
+ *
+ * ```ts
+ * const client = new TaskServiceClient(); // SERVICE_API_KEY, SERVICE_BASE_URL
+ * const { id } = await client.createTask({ prompt: 'Echo "hello"' });
+ * const task = await client.waitForTask(id);
+ * ```
+ */
+export class TaskServiceClient {
+  readonly baseUrl: string;
+  readonly timeoutMs: number;
+  readonly maxRetries: number;
+  private readonly apiKey: string;
+  private readonly retry: ResolvedRetryOptions;
+  private readonly transport: Transport;
+  private readonly extraHeaders: Record<string, string>;
+  private readonly onRetry: ((info: RetryInfo) => void) | undefined;
+
+  constructor(options: ClientOptions = {}) {
+    const apiKey = options.apiKey ?? process.env['SERVICE_API_KEY'];
+    if (!apiKey) {
+      throw new AuthenticationError({ code: 'missing_api_key', message: 'No API key: pass apiKey or set SERVICE_API_KEY' });
+    }
+    this.apiKey = apiKey;
+    const base = options.baseUrl ?? (process.env['SERVICE_BASE_URL'] || DEFAULT_BASE_URL);
+    let parsed: URL;
+    try {
+      parsed = new URL(base);
+    } catch {
+      throw new TypeError(`baseUrl is not a URL: ${base}`);
+    }
+    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new TypeError(`baseUrl must be https (or http): ${base}`);
+    this.baseUrl = base.replace(/\/+$/, '');
+    this.timeoutMs = positive(options.timeoutMs ?? 30_000, 'timeoutMs');
+    this.maxRetries = retries(options.maxRetries ?? 3);
+    this.retry = resolveRetry(options.retry);
+    this.extraHeaders = options.headers ?? {};
+    this.onRetry = options.onRetry;
+    this.transport =
+      options.insecure || options.ca !== undefined || options.agent !== undefined
+        ? nodeTransport({ agent: options.agent, ca: options.ca, rejectUnauthorized: options.insecure ? false : undefined })
+        : fetchTransport(options.fetch);
+  }
+
+  /** POST /tasks. Starts a task; it runs after the answer (see {@link waitForTask}). */
+  createTask(params: CreateTaskParams, options: CreateTaskOptions = {}): Promise<CreatedTask> {
+    const body: Record<string, unknown> = { prompt: params.prompt };
+    if (params.user_id !== undefined) body['user_id'] = params.user_id;
+    if (params.metadata !== undefined) body['metadata'] = params.metadata;
+    if (params.mode !== undefined) body['mode'] = params.mode;
+    const key = options.idempotencyKey ?? randomUUID();
+    return this.request<CreatedTask>({ method: 'POST', path: '/tasks', body, headers: { 'Idempotency-Key': key } }, options);
+  }
+
+  /** GET /tasks/:task_id. */
+  getTask(taskId: string, options: RequestOptions = {}): Promise<Task> {
+    return this.request<Task>({ method: 'GET', path: `/tasks/${segment(taskId)}` }, options);
+  }
+
+  /** GET /tasks: one page, newest first. */
+  listTasks(params: ListTasksParams = {}, options: RequestOptions = {}): Promise<TaskList> {
+    return this.request<TaskList>({ method: 'GET', path: '/tasks', query: { ...params } }, options);
+  }
+
+  /**
+   * Every task matching `params`, page after page (`limit` is the page size). Offset paging:
+   * tasks created while iterating shift the pages, so an item may be seen twice.
+   */
+  async *iterateTasks(params: Omit<ListTasksParams, 'offset'> = {}, options: RequestOptions = {}): AsyncGenerator<TaskListItem> {
+    let offset = 0;
+    for (;;) {
+      const page = await this.listTasks({ ...params, offset }, options);
+      yield* page.data;
+      if (!page.has_more || page.data.length === 0) return;
+      offset += page.data.length;
+    }
+  }
+
+  /**
+   * POST /tasks/:task_id/cancel. 409 `task_already_complete` (ConflictError) when the task has
+   * ended. A retried cancel whose first attempt did land (network error after sending) also
+   * ends in that 409; `getTask` then shows `cancelled`.
+   */
+  cancelTask(taskId: string, options: RequestOptions = {}): Promise<CancelledTask> {
+    return this.request<CancelledTask>({ method: 'POST', path: `/tasks/${segment(taskId)}/cancel` }, options);
+  }
+
+  /** GET /tasks/:task_id/trace. */
+  getTrace(taskId: string, options: RequestOptions = {}): Promise<TaskTrace> {
+    return this.request<TaskTrace>({ method: 'GET', path: `/tasks/${segment(taskId)}/trace` }, options);
+  }
+
+  /** GET /users/:user_id/connections: the third-party services the user has connected (never tokens). */
+  listConnections(userId: string, options: RequestOptions = {}): Promise<ConnectionList> {
+    return this.request<ConnectionList>({ method: 'GET', path: `/users/${segment(userId)}/connections` }, options);
+  }
+
+  /** DELETE /users/:user_id/connections/:service: revokes and forgets the user's tokens for the service. */
+  async revokeConnection(userId: string, service: string, options: RequestOptions = {}): Promise<void> {
+    await this.request<undefined>({ method: 'DELETE', path: `/users/${segment(userId)}/connections/${segment(service)}` }, options);
+  }
+
+  /**
+   * Polls GET /tasks/:task_id with a growing pause until the task is complete, failed or
+   * cancelled, and returns it (a failed task is returned, not thrown: read `task.error`).
+   * A task `waiting` for OAuth consent keeps being polled; its `auth_url` comes only in the
+   * `task.waiting` webhook.
+   */
+  async waitForTask(taskId: string, options: WaitForTaskOptions = {}): Promise<Task> {
+    const timeoutMs = options.timeoutMs ?? 300_000;
+    const deadline = Date.now() + timeoutMs;
+    const max = options.maxIntervalMs ?? 5_000;
+    const multiplier = options.multiplier ?? 1.5;
+    let interval = Math.min(options.initialIntervalMs ?? 500, max);
+    let last: Task | undefined;
+    for (;;) {
+      last = await this.getTask(taskId, { signal: options.signal });
+      options.onPoll?.(last);
+      if (isTerminalStatus(last.status)) return last;
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new WaitTimeoutError(`task ${taskId} is still ${last.status} after ${timeoutMs} ms`, last);
+      }
+      const pause = Math.round(interval * (0.75 + Math.random() * 0.25));
+      await sleep(Math.min(pause, left), options.signal);
+      interval = Math.min(max, interval * multiplier);
+    }
+  }
+
+  /** Closes pooled connections of the node transport (`insecure`, `ca`); a no-op with fetch. */
+  close(): void {
+    this.transport.close();
+  }
+
+  private async request<T>(call: Call, options: RequestOptions): Promise<T> {
+    const maxRetries = options.maxRetries === undefined ? this.maxRetries : retries(options.maxRetries);
+    const timeoutMs = options.timeoutMs === undefined ? this.timeoutMs : positive(options.timeoutMs, 'timeoutMs');
+    for (let retry = 0; ; retry++) {
+      try {
+        return await this.attempt<T>(call, timeoutMs, options.signal);
+      } catch (err) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        if (!(err instanceof TaskServiceError) || retry >= maxRetries) throw err;
+        const delayMs = this.retryDelay(err, retry);
+        if (delayMs === undefined) throw err;
+        this.onRetry?.({ method: call.method, path: call.path, retry: retry + 1, delayMs, error: err });
+        await sleep(delayMs, options.signal);
+      }
+    }
+  }
+
+  /** How long to wait before retrying after `err`, or undefined when it must not be retried. */
+  private retryDelay(err: TaskServiceError, retry: number): number | undefined {
+    const retryable =
+      (err instanceof ConnectionError && err.code !== 'tls_error') ||
+      (err.status !== undefined && RETRYABLE_STATUSES.has(err.status)) ||
+      // the first attempt of this very call (same key) is still being processed
+      err.code === 'idempotency_key_in_progress';
+    if (!retryable) return undefined;
+    if (err.retryAfterSeconds !== undefined) {
+      const ms = err.retryAfterSeconds * 1000;
+      return ms > this.retry.maxRetryAfterMs ? undefined : ms;
+    }
+    return backoffDelay(retry, this.retry);
+  }
+
+  private async attempt<T>(call: Call, timeoutMs: number, signal: AbortSignal | undefined): Promise<T> {
+    const url = new URL(this.baseUrl + call.path);
+    for (const [k, v] of Object.entries(call.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = {
+      Accept: 'application/json',
+      'User-Agent': `tes-sdk/${SDK_VERSION} node/${process.version}`,
+      ...this.extraHeaders,
+      ...call.headers,
+      Authorization: `Bearer ${this.apiKey}`,
+    };
+    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    let res: HttpResponse;
+    try {
+      res = await this.transport.send({
+        method: call.method,
+        url: url.toString(),
+        headers,
+        ...(body === undefined ? {} : { body }),
+        signal: combined,
+      });
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      if (timeout.aborted) {
+        throw new ConnectionError({
+          code: 'timeout',
+          message: `${call.method} ${call.path}: no answer within ${timeoutMs} ms`,
+          cause: err,
+        });
+      }
+      if (isCertificateError(err)) {
+        throw new ConnectionError({
+          code: 'tls_error',
+          message: `${call.method} ${call.path}: ${describe(err)} (a development certificate? pass insecure: true / --insecure, or trust it with ca / NODE_EXTRA_CA_CERTS)`,
+          cause: err,
+        });
+      }
+      throw new ConnectionError({ code: 'connection_error', message: `${call.method} ${call.path}: ${describe(err)}`, cause: err });
+    }
+    return parseAnswer<T>(res, call);
+  }
+}
+
+function parseAnswer<T>(res: HttpResponse, call: Call): T {
+  const requestId = res.headers['x-request-id'];
+  let json: unknown;
+  let parsed = false;
+  if (res.text !== '') {
+    try {
+      json = JSON.parse(res.text);
+      parsed = true;
+    } catch {
+      parsed = false;
+    }
+  }
+  if (res.status >= 200 && res.status < 300) {
+    if (res.text === '') return undefined as T;
+    if (parsed) return json as T;
+    throw new TaskServiceError({
+      code: 'invalid_response',
+      status: res.status,
+      requestId,
+      headers: res.headers,
+      message: `${call.method} ${call.path}: the answer is not JSON`,
+    });
+  }
+  const envelope = parsed ? (json as { error?: { code?: unknown; message?: unknown } }).error : undefined;
+  const code = typeof envelope?.code === 'string' ? envelope.code : `http_${res.status}`;
+  const message =
+    typeof envelope?.message === 'string'
+      ? envelope.message
+      : `${call.method} ${call.path} answered HTTP ${res.status}${res.text ? `: ${res.text.slice(0, 200)}` : ''}`;
+  const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
+  const ErrorClass = errorClassFor(res.status);
+  return throwError(
+    new ErrorClass({
+      code,
+      message,
+      status: res.status,
+      requestId,
+      retryAfterSeconds: retryAfterMs === undefined ? undefined : retryAfterMs / 1000,
+      headers: res.headers,
+    }),
+  );
+}
+
+function throwError(err: TaskServiceError): never {
+  throw err;
+}
+
+function segment(value: string): string {
+  if (typeof value !== 'string' || value === '') throw new TypeError('an id must be a non-empty string');
+  return encodeURIComponent(value);
+}
+
+/** Timers take at most 2^31-1 ms (about 24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+function positive(n: number, name: string): number {
+  if (!Number.isFinite(n) || n <= 0 || n > MAX_TIMER_MS)
+    throw new TypeError(`${name} must be a number of milliseconds > 0 and <= ${MAX_TIMER_MS}`);
+  return n;
+}
+
+function retries(n: number): number {
+  if (!Number.isInteger(n) || n < 0) throw new TypeError('maxRetries must be an integer >= 0');
+  return n;
+}
+
+/** The server's certificate was refused: retrying cannot help. */
+function isCertificateError(err: unknown): boolean {
+  const e = err as { code?: unknown; cause?: { code?: unknown } } | null;
+  const code = e?.code ?? e?.cause?.code;
+  return typeof code === 'string' && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|UNABLE_TO_GET_ISSUER/.test(code);
+}
+
+/** "fetch failed: ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:1" (duck-typed: errors may come from another realm). */
+function describe(err: unknown): string {
+  const e = err as { message?: unknown; code?: unknown; cause?: { message?: unknown; code?: unknown } } | null;
+  if (typeof e !== 'object' || e === null) return String(err);
+  const parts = [e.message, e.code ?? e.cause?.code, e.cause?.message].filter((p): p is string => typeof p === 'string' && p !== '');
+  return parts.length > 0 ? [...new Set(parts)].join(': ') : String(err);
+}

@@ -1,0 +1,232 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { createLogger, type Logger } from '@tes/logger';
+
+/** The infrastructure the tests use: started by scripts/infra.sh, never mocked. */
+export const AMQP_URL = process.env['AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672';
+export const MONGO_URL = process.env['MONGO_URL'] ?? 'mongodb://127.0.0.1:27017';
+
+export const REPO_ROOT = path.resolve(process.env['TES_REPO_ROOT'] ?? process.cwd());
+
+/** A name unique to this test run: queue namespace, database name. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+}
+
+/** A logger that keeps its lines in memory (tests assert on them, or stay quiet). */
+export function memoryLogger(service = 'test'): { logger: Logger; lines: () => string[] } {
+  const stream = new PassThrough();
+  const lines: string[] = [];
+  stream.on('data', (c: Buffer) => lines.push(...c.toString().trim().split('\n').filter(Boolean)));
+  return { logger: createLogger({ service, stream, level: 'debug' }), lines: () => lines };
+}
+
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  { timeoutMs = 15_000, intervalMs = 50, what = 'condition' } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastErr: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      lastErr = err;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  const reason = lastErr instanceof Error ? `: ${lastErr.message}` : '';
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${reason}`);
+}
+
+export interface ServiceProcess {
+  name: string;
+  child: ChildProcess;
+  output: () => string;
+  /** SIGTERM and wait for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts a built service (`services/<name>/dist/main.js`) as a real process. */
+export function startService(name: string, env: Record<string, string>): ServiceProcess {
+  const logDir = path.join(REPO_ROOT, '.run', 'test-logs');
+  mkdirSync(logDir, { recursive: true });
+  const file = createWriteStream(path.join(logDir, `${name}-${Date.now()}.log`));
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'services', name, 'dist', 'main.js')], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const keep = (c: Buffer) => {
+    out += c.toString();
+    if (out.length > 200_000) out = out.slice(-100_000);
+    file.write(c);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    name,
+    child,
+    output: () => out,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const code = await exited;
+      file.end();
+      return code;
+    },
+  };
+}
+
+export async function waitReady(port: number, proc?: ServiceProcess, timeoutMs = 30_000): Promise<void> {
+  await waitFor(
+    async () => {
+      if (proc && proc.child.exitCode !== null) throw new Error(`${proc.name} exited:\n${proc.output().slice(-3000)}`);
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+      return res.status === 200;
+    },
+    { timeoutMs, intervalMs: 100, what: `readiness of ${proc?.name ?? port}` },
+  ).catch((err: unknown) => {
+    throw new Error(`${String(err)}\n${proc?.output().slice(-3000) ?? ''}`);
+  });
+}
+
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  rawBody: string;
+  receivedAt: number;
+}
+
+export type ReceiverBehaviour = 'ok' | 'fail' | 'slow' | 'redirect' | 'close';
+
+/** A real HTTP receiver for webhooks; its answer can be changed while it runs. */
+export async function startReceiver(): Promise<{
+  url: string;
+  port: number;
+  received: ReceivedRequest[];
+  behave(b: ReceiverBehaviour, slowMs?: number): void;
+  close(): Promise<void>;
+}> {
+  const received: ReceivedRequest[] = [];
+  let behaviour: ReceiverBehaviour = 'ok';
+  let slowMs = 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        rawBody: Buffer.concat(chunks).toString('utf8'),
+        receivedAt: Date.now(),
+      });
+      switch (behaviour) {
+        case 'ok':
+          res.writeHead(200).end('ok');
+          break;
+        case 'fail':
+          res.writeHead(500).end('fail');
+          break;
+        case 'slow':
+          setTimeout(() => res.writeHead(200).end('late'), slowMs);
+          break;
+        case 'redirect':
+          res.writeHead(302, { Location: 'http://127.0.0.1:1/elsewhere' }).end();
+          break;
+        case 'close':
+          req.socket.destroy();
+          break;
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/webhooks`,
+    port,
+    received,
+    behave(b, ms = 0) {
+      behaviour = b;
+      slowMs = ms;
+    },
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** A free TCP port on loopback. */
+export async function freePort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+export interface HttpResult {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+  json: any;
+}
+
+/** One HTTP(S) request; accepts the development certificate. */
+export async function request(
+  method: string,
+  url: string,
+  options: { headers?: Record<string, string>; body?: string | object } = {},
+): Promise<HttpResult> {
+  const { default: https } = await import('node:https');
+  const u = new URL(url);
+  const body = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+    headers['content-type'] = 'application/json';
+  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+  const lib = u.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = lib.request(u, { method, headers, rejectUnauthorized: false, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = text ? JSON.parse(text) : undefined;
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+    });
+    req.on('error', reject);
+    req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${url} timed out`)));
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+/** Runs the operator CLI (scripts/admin.mjs) and returns its JSON. */
+export async function admin(args: string[], env: Record<string, string> = {}): Promise<any> {
+  const { spawnSync } = await import('node:child_process');
+  const res = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'admin.mjs'), ...args], {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
+  if (res.status !== 0) throw new Error(`admin ${args.join(' ')} failed (${res.status}): ${res.stderr}`);
+  return JSON.parse(res.stdout);
+}
+export * from './stack.js';

@@ -1,0 +1,66 @@
+# shellcheck shell=bash disable=SC2016,SC2034  # SC2016: bash -c '...' args; SC2034: used by the sourcing scripts
+# Helpers shared by scripts/*.sh and .ci/run. Source it; it defines ROOT, defaults and functions only.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PNPM_VERSION=10.34.8
+DEFAULT_AMQP_URL=amqp://guest:guest@127.0.0.1:5672
+DEFAULT_MONGO_URL=mongodb://127.0.0.1:27017
+
+say() { printf '%s\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# url_hostport URL DEFAULT_PORT: prints "host port" of the URL's (first) host.
+url_hostport() {
+  local rest=${1#*://}
+  rest=${rest%%[/?]*}  # drop path and query
+  rest=${rest##*@}     # drop credentials
+  rest=${rest%%,*}     # first host of a list
+  if [[ $rest == *:* ]]; then say "${rest%:*} ${rest##*:}"; else say "$rest $2"; fi
+}
+
+# tcp_open HOST PORT: true when something accepts a TCP connection there.
+tcp_open() { timeout 2 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null; }
+
+# wait_for SECONDS CMD...: runs CMD every second until it succeeds; false on timeout.
+wait_for() {
+  local deadline=$((SECONDS + $1)); shift
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || return 1
+    sleep 1
+  done
+}
+
+# pid_of PIDFILE MARKER: prints the pid if it is alive and its command line contains MARKER.
+pid_of() {
+  local pid
+  [[ -f $1 ]] && pid=$(<"$1") && [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null &&
+    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$2" && say "$pid"
+}
+
+# stop_pidfile NAME PIDFILE MARKER: SIGTERM, wait up to 15 s, then SIGKILL; removes the pid file.
+stop_pidfile() {
+  local name=$1 pidfile=$2 pid
+  if ! pid=$(pid_of "$pidfile" "$3"); then
+    say "$name: not running (no live pid in $pidfile)"
+    rm -f "$pidfile"
+    return 0
+  fi
+  kill -TERM "$pid" 2>/dev/null || true
+  local deadline=$((SECONDS + 15))
+  while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
+  if ! kill -0 "$pid" 2>/dev/null; then
+    say "$name: stopped (pid $pid)"
+  else
+    kill -KILL "$pid" 2>/dev/null || true
+    say "$name: killed after 15 s (pid $pid)"
+  fi
+  rm -f "$pidfile"
+}
+
+ensure_pnpm() {
+  if ! command -v pnpm >/dev/null 2>&1; then
+    say "pnpm: not found, installing pnpm@$PNPM_VERSION with npm"
+    npm install -g "pnpm@$PNPM_VERSION" >/dev/null
+  fi
+  say "pnpm: $(pnpm --version)"
+}

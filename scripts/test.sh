@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs every test from a fresh clone: pnpm, install, infrastructure, build, jest.
+# Extra arguments go to jest. Ends with the line "tests: N passed, M failed"; exits with jest's code.
+# Env: AMQP_URL, MONGO_URL, TES_CACHE_DIR (see infra.sh); TES_T0 (epoch the elapsed time counts from).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
+
+T0=${TES_T0:-$(date +%s)}
+export AMQP_URL=${AMQP_URL:-$DEFAULT_AMQP_URL}
+export MONGO_URL=${MONGO_URL:-$DEFAULT_MONGO_URL}
+RESULTS=.run/jest-results.json
+
+step=pnpm
+trap 'rc=$?; ((rc == 0)) || say "test.sh: FAILED during $step (exit $rc) after $(($(date +%s) - T0))s"' EXIT
+ensure_pnpm
+step="pnpm install"
+pnpm install --frozen-lockfile
+step="infra up"
+bash scripts/infra.sh up
+step="pnpm build"
+pnpm build
+say "build: done"
+step="validate-deploy"
+bash scripts/validate-deploy.sh
+
+step=jest
+mkdir -p .run
+rm -f "$RESULTS"
+rc=0
+pnpm exec jest --ci --json --outputFile="$RESULTS" "$@" || rc=$?
+trap - EXIT
+
+# passed = numPassedTests; failed = numFailedTests + failed suites that reported no test (load errors).
+counts=$(node -e '
+  const fs = require("fs"), f = process.argv[1];
+  if (!fs.existsSync(f)) { console.log("0 0"); process.exit(0); }
+  const r = JSON.parse(fs.readFileSync(f, "utf8"));
+  const broken = r.testResults.filter((s) => s.status === "failed" && s.assertionResults.length === 0).length;
+  console.log(r.numPassedTests, r.numFailedTests + broken);
+' "$RESULTS") || counts="0 0"
+read -r passed failed <<<"$counts"
+if ((rc == 0 && passed + failed == 0)); then
+  say "test.sh: jest ran no test; that is a failure"
+  rc=1
+fi
+say "test.sh: jest exit $rc, elapsed $(($(date +%s) - T0))s"
+say "tests: $passed passed, $failed failed"
+exit "$rc"

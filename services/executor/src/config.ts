@@ -1,0 +1,88 @@
+import type { FromSchema } from 'json-schema-to-ts';
+import { commonEnv } from '@tes/config';
+import { DEFAULT_SETTINGS, type EngineSettings } from './tools/tool.js';
+
+const url = (def: string) => ({ type: 'string', pattern: '^https?://', default: def }) as const;
+const ms = (def: number, minimum = 0) => ({ type: 'integer', minimum, default: def }) as const;
+const d = DEFAULT_SETTINGS;
+
+export const configSchema = {
+  type: 'object',
+  properties: {
+    ...commonEnv,
+    OPS_PORT: { ...commonEnv.OPS_PORT, default: 8091 },
+    MONGO_DB: { type: 'string', minLength: 1, default: 'tes_executor' },
+    AMQP_NAMESPACE: { type: 'string', default: '' },
+    PREFETCH: { type: 'integer', minimum: 1, maximum: 1000, default: 32 },
+    GITHUB_API_URL: url(d.providerUrls.github),
+    SLACK_API_URL: url(d.providerUrls.slack),
+    GOOGLE_CALENDAR_API_URL: url(d.providerUrls.google_calendar),
+    GMAIL_API_URL: url(d.providerUrls.gmail),
+    NOTION_API_URL: url(d.providerUrls.notion),
+    PROVIDER_MAX_ATTEMPTS: { type: 'integer', minimum: 1, maximum: 10, default: d.maxAttempts },
+    PROVIDER_BACKOFF_MS: ms(d.backoffMs),
+    PROVIDER_BACKOFF_MAX_MS: ms(d.backoffMaxMs),
+    PROVIDER_RETRY_AFTER_MAX_MS: ms(d.retryAfterMaxMs),
+    PROVIDER_TIMEOUT_MS: ms(d.requestTimeoutMs, 100),
+    VAULT_TIMEOUT_MS: ms(d.vaultTimeoutMs, 100),
+    SANDBOX_REQUIRE_CONNECTION: { type: 'boolean', default: d.sandboxRequiresConnection },
+    /** Hosts, IPs or CIDRs the http tool may reach even though they are private (comma-separated). */
+    HTTP_TOOL_ALLOW_HOSTS: { type: 'string', default: '' },
+    HTTP_TOOL_MAX_BYTES: { type: 'integer', minimum: 1024, default: d.http.maxBytes },
+    HTTP_TOOL_TIMEOUT_MS: ms(d.http.timeoutMs, 100),
+  },
+  required: [
+    'AMQP_URL',
+    'MONGO_URL',
+    'OPS_PORT',
+    'MONGO_DB',
+    'AMQP_NAMESPACE',
+    'PREFETCH',
+    'LOG_LEVEL',
+    'SHUTDOWN_TIMEOUT_MS',
+    'GITHUB_API_URL',
+    'SLACK_API_URL',
+    'GOOGLE_CALENDAR_API_URL',
+    'GMAIL_API_URL',
+    'NOTION_API_URL',
+    'PROVIDER_MAX_ATTEMPTS',
+    'PROVIDER_BACKOFF_MS',
+    'PROVIDER_BACKOFF_MAX_MS',
+    'PROVIDER_RETRY_AFTER_MAX_MS',
+    'PROVIDER_TIMEOUT_MS',
+    'VAULT_TIMEOUT_MS',
+    'SANDBOX_REQUIRE_CONNECTION',
+    'HTTP_TOOL_ALLOW_HOSTS',
+    'HTTP_TOOL_MAX_BYTES',
+    'HTTP_TOOL_TIMEOUT_MS',
+  ],
+} as const;
+
+export type Config = FromSchema<typeof configSchema>;
+
+export function settingsOf(c: Config): EngineSettings {
+  const trim = (u: string) => u.replace(/\/+$/, '');
+  return {
+    providerUrls: {
+      github: trim(c.GITHUB_API_URL),
+      slack: trim(c.SLACK_API_URL),
+      google_calendar: trim(c.GOOGLE_CALENDAR_API_URL),
+      gmail: trim(c.GMAIL_API_URL),
+      notion: trim(c.NOTION_API_URL),
+    },
+    maxAttempts: c.PROVIDER_MAX_ATTEMPTS,
+    backoffMs: c.PROVIDER_BACKOFF_MS,
+    backoffMaxMs: c.PROVIDER_BACKOFF_MAX_MS,
+    retryAfterMaxMs: c.PROVIDER_RETRY_AFTER_MAX_MS,
+    requestTimeoutMs: c.PROVIDER_TIMEOUT_MS,
+    vaultTimeoutMs: c.VAULT_TIMEOUT_MS,
+    sandboxRequiresConnection: c.SANDBOX_REQUIRE_CONNECTION,
+    http: {
+      allowHosts: c.HTTP_TOOL_ALLOW_HOSTS.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+      maxBytes: c.HTTP_TOOL_MAX_BYTES,
+      timeoutMs: c.HTTP_TOOL_TIMEOUT_MS,
+    },
+  };
+}

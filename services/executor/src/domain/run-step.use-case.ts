@@ -1,0 +1,188 @@
+import { coerceToSchema, findAction, findReferences, ReferenceError, resolveReferences } from '@tes/catalog';
+import { compile, describeErrors, type StepResult, type StepRun, type TraceStep } from '@tes/contracts';
+import type { Logger } from '@tes/logger';
+import type { Broker } from '@tes/messaging';
+import type { SandboxRepository } from '../sandbox/sandbox.repository.js';
+import type { StepRunRepository } from '../store/step-run.repository.js';
+import type { StepClaimRepository } from '../store/step-claim.repository.js';
+import { actionImpl } from '../tools/registry.js';
+import { AuthorizationRequired, ToolError, TransientError, type EngineSettings, type ToolContext } from '../tools/tool.js';
+
+export interface RunStepDeps {
+  steps: StepRunRepository;
+  /** When given, a step runs only under a claim: never twice at the same time. */
+  claims?: StepClaimRepository | undefined;
+  sandbox: SandboxRepository;
+  logger: Logger;
+  settings: EngineSettings;
+  broker?: Broker | undefined;
+}
+
+/** The step could not run for want of data (fewer items than planned, an upstream skip): recorded as skipped. */
+class Skip extends Error {}
+
+/**
+ * Runs one step at most once: a step already recorded is not run again (redelivery,
+ * crash after the record); its recorded result is returned to be sent again.
+ *
+ * Before running, `{{steps.N.output…}}` references in the input are resolved from the
+ * recorded outputs of the same task's earlier steps.
+ *
+ * Not recorded, so that the same step runs again later with the same idempotency key:
+ *  - needs_authorization (nothing happened; the orchestrator re-dispatches after consent);
+ *  - TransientError (our vault or broker failed) and lost connections to our database or
+ *    broker (isInfrastructureError): thrown, the message is redelivered.
+ */
+export async function runStep(step: StepRun, deps: RunStepDeps): Promise<StepResult>;
+export async function runStep(step: StepRun, deps: RunStepDeps & { claims: StepClaimRepository }): Promise<StepResult | undefined>;
+/**
+ * With `claims`, answers undefined while another executor runs the same step: the
+ * caller acknowledges without a result; the holder sends it, or, if the holder died,
+ * the orchestrator's reaper dispatches the step again once the lease has run out.
+ */
+export async function runStep(step: StepRun, deps: RunStepDeps): Promise<StepResult | undefined> {
+  const done = await deps.steps.find(step.idempotency_key);
+  if (done) return done.result;
+  if (!deps.claims) return runClaimed(step, deps);
+  const claim = await deps.claims.acquire(step.idempotency_key, step.timeout_ms + CLAIM_MARGIN_MS);
+  if (!claim) {
+    deps.logger.info('step is being run by another executor; not run again', { task_id: step.task_id, step_index: step.step_index });
+    return undefined;
+  }
+  try {
+    const result = await runClaimed(step, deps);
+    // Not recorded (it will run again after consent): let the next dispatch run it at once.
+    if (result.outcome === 'needs_authorization') await deps.claims.release(claim);
+    return result;
+  } catch (err) {
+    await deps.claims.release(claim).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Beyond the step's own timeout, how long a claim is believed before a takeover. */
+const CLAIM_MARGIN_MS = 5000;
+
+async function runClaimed(step: StepRun, deps: RunStepDeps): Promise<StepResult> {
+  const started = Date.now();
+  const base = { task_id: step.task_id, account_id: step.account_id, environment: step.environment, step_index: step.step_index };
+  let result: StepResult;
+  let status: TraceStep['status'] = 'complete';
+  let note: string | undefined;
+  try {
+    const output = await execute(step, deps);
+    result = { ...base, outcome: 'complete', output, duration_ms: Date.now() - started };
+  } catch (err) {
+    if (err instanceof AuthorizationRequired) {
+      deps.logger.info('step needs authorization', {
+        task_id: step.task_id,
+        step_index: step.step_index,
+        service: err.authorization.service,
+      });
+      return { ...base, outcome: 'needs_authorization', authorization: err.authorization, duration_ms: Date.now() - started };
+    }
+    // Our own database or broker failing mid-step is not the tool's failure: nothing is
+    // recorded and the step.run message is redelivered, as for TransientError.
+    if (err instanceof TransientError || isInfrastructureError(err)) throw err;
+    if (err instanceof Skip) {
+      status = 'skipped';
+      note = err.message;
+      result = {
+        ...base,
+        outcome: 'complete',
+        output: { skipped: true, reason: err.message },
+        duration_ms: Date.now() - started,
+        note: err.message,
+      };
+    } else {
+      const e = err instanceof ToolError ? err : new ToolError('step_failed', `step failed: ${(err as Error).message}`, false);
+      status = 'failed';
+      note = e.message;
+      result = {
+        ...base,
+        outcome: 'failed',
+        error: {
+          code: e.code,
+          message: e.message,
+          tool: step.tool,
+          recoverable: e.recoverable,
+          ...(e.suggestion ? { suggestion: e.suggestion } : {}),
+        },
+        duration_ms: Date.now() - started,
+      };
+      deps.logger.info('step failed', { task_id: step.task_id, step_index: step.step_index, code: e.code });
+    }
+  }
+
+  const recorded = await deps.steps.record({
+    _id: step.idempotency_key,
+    task_id: step.task_id,
+    account_id: step.account_id,
+    environment: step.environment,
+    step_index: step.step_index,
+    tool: step.tool,
+    action: step.action,
+    result,
+    trace: { tool: step.tool, action: step.action, status, duration_ms: result.duration_ms, ...(note ? { note } : {}) },
+    finished_at: new Date(),
+  });
+  return recorded.result;
+}
+
+/** A lost connection to our MongoDB-wire server or broker (the driver's and mongoose's error names). */
+export function isInfrastructureError(err: unknown): boolean {
+  const name = (err as { name?: unknown } | null | undefined)?.name;
+  if (typeof name !== 'string') return false;
+  return (
+    /^Mongo(ose)?(Network|NetworkTimeout|ServerSelection|NotConnected|PoolCleared|TopologyClosed)Error$/.test(name) ||
+    name === 'BrokerUnavailableError'
+  );
+}
+
+async function resolveInput(step: StepRun, deps: RunStepDeps, schema: object): Promise<Record<string, unknown>> {
+  const refs = findReferences(step.input);
+  if (refs.length === 0) return step.input;
+  const outputs = await deps.steps.outputsOf(step.task_id, step.account_id, step.environment, [...new Set(refs.map((r) => r.step))]);
+  try {
+    return coerceToSchema(
+      resolveReferences(step.input, (i) => outputs.get(i), step.step_index),
+      schema,
+    );
+  } catch (err) {
+    if (err instanceof ReferenceError) {
+      if (err.skip) throw new Skip(`skipped: ${err.message}`);
+      throw new ToolError('step_failed', `invalid reference: ${err.message}`, false);
+    }
+    throw err;
+  }
+}
+
+async function execute(step: StepRun, deps: RunStepDeps): Promise<Record<string, unknown>> {
+  const def = findAction(step.tool, step.action);
+  const impl = actionImpl(step.tool, step.action, step.environment);
+  if (!def || !impl) throw new ToolError('step_failed', `unknown action ${step.tool}.${step.action}`, false);
+  const input = structuredClone(await resolveInput(step, deps, def.input));
+  const check = compile(def.input);
+  if (!check(input))
+    throw new ToolError('step_failed', `invalid input for ${step.tool}.${step.action}: ${describeErrors(check.errors, 'input')}`, false);
+  const controller = new AbortController();
+  const ctx: ToolContext = {
+    step,
+    signal: controller.signal,
+    env: { settings: deps.settings, logger: deps.logger, sandbox: deps.sandbox, broker: deps.broker },
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(
+        new ToolError('step_timeout', `${step.tool}.${step.action} did not finish within ${step.timeout_ms} ms`, true, 'Retry the task'),
+      );
+    }, step.timeout_ms);
+  });
+  try {
+    return await Promise.race([impl(input, ctx), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,87 @@
+import { compile, credentialReplySchema, type CredentialReply } from '@tes/contracts';
+import { AuthorizationRequired, ToolError, TransientError, type ToolContext } from '../tools/tool.js';
+
+const checkReply = compile<CredentialReply>(credentialReplySchema);
+
+/**
+ * A usable access token for the step's user and service, from the oauth-vault over
+ * the broker (credential.get). The vault's answer maps to the step's outcome:
+ *   ok                      → the token
+ *   authorization_required  → needs_authorization (the task waits for consent; nothing is recorded)
+ *   expired                 → failed auth_token_expired (recoverable: re-authorize)
+ *   error                   → failed invalid_credentials
+ * No answer in time is our own fault, not the step's: TransientError, the step is retried.
+ */
+export async function accessToken(ctx: ToolContext, service: string, scopes: readonly string[], forceRefresh = false): Promise<string> {
+  const { step, env } = ctx;
+  if (!step.user_id) {
+    throw new ToolError(
+      'step_failed',
+      `user_id is required: ${step.tool}.${step.action} acts on a user's ${service} account`,
+      false,
+      'Create the task with a user_id',
+    );
+  }
+  if (!env.broker) throw new TransientError('no broker to reach the credential vault');
+  let raw: unknown;
+  try {
+    raw = await env.broker.request(
+      'credential.get',
+      {
+        account_id: step.account_id,
+        environment: step.environment,
+        user_id: step.user_id,
+        service,
+        scopes: [...scopes],
+        task_id: step.task_id,
+        ...(forceRefresh ? { force_refresh: true } : {}),
+      },
+      { timeoutMs: env.settings.vaultTimeoutMs },
+    );
+  } catch (err) {
+    throw new TransientError(`credential vault unavailable: ${(err as Error).message}`);
+  }
+  if (!checkReply(raw)) throw new TransientError('credential vault sent a malformed reply');
+  const reply = raw;
+  const label = serviceLabel(service);
+  switch (reply.status) {
+    case 'ok':
+      if (reply.access_token) return reply.access_token;
+      throw new ToolError('invalid_credentials', `The credential vault returned no ${label} token`, false);
+    case 'authorization_required':
+      if (!reply.auth_url)
+        throw new ToolError('invalid_credentials', `${label} needs authorization but no authorization URL was given`, false);
+      throw new AuthorizationRequired({
+        reason: 'oauth_consent_required',
+        service,
+        auth_url: reply.auth_url,
+        message: reply.message ?? `Authorize access to ${label} to continue`,
+      });
+    case 'expired':
+      throw new ToolError(
+        'auth_token_expired',
+        reply.message ?? `The ${label} authorization expired and could not be refreshed`,
+        true,
+        `Ask the user to re-authorize ${label}${reply.auth_url ? ` at ${reply.auth_url}` : ''}, then retry the task`,
+      );
+    default:
+      throw new ToolError(
+        'invalid_credentials',
+        reply.message ?? `The credentials for ${label} are invalid`,
+        false,
+        `Check the ${label} OAuth client configuration`,
+      );
+  }
+}
+
+const LABELS: Record<string, string> = {
+  github: 'GitHub',
+  slack: 'Slack',
+  google_calendar: 'Google Calendar',
+  gmail: 'Gmail',
+  notion: 'Notion',
+};
+
+export function serviceLabel(service: string): string {
+  return LABELS[service] ?? service;
+}

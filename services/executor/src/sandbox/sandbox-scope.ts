@@ -1,0 +1,23 @@
+import { findAction } from '@tes/catalog';
+import { accessToken } from '../providers/credentials.js';
+import type { ToolContext } from '../tools/tool.js';
+import { SandboxRepository } from './sandbox.repository.js';
+
+/**
+ * The sandbox world of the step's account, user and service. With
+ * SANDBOX_REQUIRE_CONNECTION the user must have connected the service first (the
+ * token is asked for and not used), so the consent flow can be tried with test keys.
+ */
+export async function sandboxScope(ctx: ToolContext, service: string): Promise<string> {
+  if (ctx.env.settings.sandboxRequiresConnection) {
+    await accessToken(ctx, service, findAction(ctx.step.tool, ctx.step.action)?.scopes ?? []);
+  }
+  return SandboxRepository.scope(ctx.step.account_id, ctx.step.user_id, service);
+}
+
+/** Deterministic ids: the same step always makes the same id. */
+export function sandboxId(prefix: string, seq: number, width = 6): string {
+  return `${prefix}${String(seq).padStart(width, '0')}`;
+}
+
+export const SANDBOX_HOST = 'https://sandbox.tes.invalid';

@@ -1,0 +1,49 @@
+import { Schema, type Connection } from 'mongoose';
+import { isDuplicateKey } from '@tes/store';
+
+/**
+ * Who runs a step right now. A claim is an insert of `<idempotency key>#<generation>`;
+ * a claim whose lease ran out (its holder died) is taken over by inserting the next
+ * generation, so two executors never run one step at the same time.
+ */
+interface StepClaimDoc {
+  _id: string;
+  key: string;
+  gen: number;
+  expires_at: Date;
+}
+
+const schema = new Schema<StepClaimDoc>({ _id: String, key: String, gen: Number, expires_at: Date }, { versionKey: false });
+schema.index({ key: 1, gen: -1 });
+
+export interface StepClaim {
+  id: string;
+}
+
+export class StepClaimRepository {
+  private readonly model;
+
+  constructor(conn: Connection) {
+    this.model = conn.model<StepClaimDoc>('StepClaim', schema, 'step_claims');
+  }
+
+  /** The claim when this caller may run the step now; undefined while another holds a live one. */
+  async acquire(key: string, leaseMs: number, now = Date.now()): Promise<StepClaim | undefined> {
+    const latest = await this.model.findOne({ key }).sort({ gen: -1 }).lean<StepClaimDoc>().exec();
+    if (latest && latest.expires_at.getTime() > now) return undefined;
+    const gen = latest ? latest.gen + 1 : 0;
+    const id = `${key}#${gen}`;
+    try {
+      await this.model.collection.insertOne({ _id: id, key, gen, expires_at: new Date(now + leaseMs) } as never);
+      return { id };
+    } catch (err) {
+      if (isDuplicateKey(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Gives a claim back when the step will run again later (waiting for consent, transient failure). */
+  async release(claim: StepClaim): Promise<void> {
+    await this.model.collection.deleteOne({ _id: claim.id } as never);
+  }
+}

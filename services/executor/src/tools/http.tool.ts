@@ -1,0 +1,132 @@
+import http from 'node:http';
+import https from 'node:https';
+import axios, { type AxiosResponse } from 'axios';
+import { AllowList, SsrfError, checkUrl, guardedLookup } from './ssrf.js';
+import { ToolError, type ActionImpl, type ToolContext } from './tool.js';
+
+/**
+ * The `http` tool: no user connection. `fetch` (GET) runs in both environments; `post`
+ * reaches the network only with live keys (test keys answer a simulated 200). Every
+ * hop, redirects included (at most 3), passes the SSRF guard; the body is limited to
+ * HTTP_TOOL_MAX_BYTES and the request to HTTP_TOOL_TIMEOUT_MS.
+ */
+const MAX_REDIRECTS = 3;
+const agents = new WeakMap<object, { allow: AllowList; http: http.Agent; https: https.Agent }>();
+
+function agentsFor(ctx: ToolContext) {
+  const key = ctx.env.settings.http;
+  let a = agents.get(key);
+  if (!a) {
+    const allow = new AllowList(key.allowHosts);
+    const lookup = guardedLookup(allow);
+    a = { allow, http: new http.Agent({ lookup }), https: new https.Agent({ lookup }) };
+    agents.set(key, a);
+  }
+  return a;
+}
+
+async function send(
+  ctx: ToolContext,
+  method: 'GET' | 'POST',
+  url: string,
+  headers: Record<string, string>,
+  json?: unknown,
+): Promise<Record<string, unknown>> {
+  const { maxBytes, timeoutMs } = ctx.env.settings.http;
+  const a = agentsFor(ctx);
+  let current = url;
+  let verb = method;
+  for (let hop = 0; ; hop++) {
+    let res: AxiosResponse<ArrayBuffer>;
+    try {
+      const u = checkUrl(current, a.allow);
+      res = await axios.request<ArrayBuffer>({
+        method: verb,
+        url: u.toString(),
+        headers: {
+          'User-Agent': 'task-execution-service/1.0',
+          ...headers,
+          ...(verb === 'POST' ? { 'Content-Type': 'application/json', 'Idempotency-Key': ctx.step.idempotency_key } : {}),
+        },
+        ...(verb === 'POST' ? { data: JSON.stringify(json) } : {}),
+        httpAgent: a.http,
+        httpsAgent: a.https,
+        proxy: false,
+        maxRedirects: 0,
+        maxContentLength: maxBytes,
+        maxBodyLength: maxBytes,
+        timeout: timeoutMs,
+        signal: ctx.signal,
+        responseType: 'arraybuffer',
+        validateStatus: () => true,
+        decompress: true,
+      });
+    } catch (err) {
+      throw describe(err, current, maxBytes, timeoutMs);
+    }
+    const location = res.headers['location'] as string | undefined;
+    if (res.status >= 300 && res.status < 400 && location) {
+      if (hop >= MAX_REDIRECTS) throw new ToolError('step_failed', `${url}: more than ${MAX_REDIRECTS} redirects`, false);
+      current = new URL(location, current).toString();
+      if (res.status === 303 || ((res.status === 301 || res.status === 302) && verb === 'POST')) verb = 'GET';
+      continue;
+    }
+    const buf = Buffer.from(res.data);
+    const contentType = String(res.headers['content-type'] ?? '');
+    const body = buf.toString('utf8');
+    let parsed: unknown;
+    if (/json/i.test(contentType)) {
+      try {
+        parsed = JSON.parse(body) as unknown;
+      } catch {
+        parsed = undefined;
+      }
+    }
+    return {
+      url: current,
+      status: res.status,
+      content_type: contentType,
+      body,
+      ...(parsed !== undefined ? { json: parsed } : {}),
+      bytes: buf.length,
+    };
+  }
+}
+
+function describe(err: unknown, url: string, maxBytes: number, timeoutMs: number): Error {
+  if (err instanceof SsrfError) return new ToolError('step_failed', err.message, false, 'Only public http(s) addresses can be fetched');
+  const cause = (err as { cause?: unknown }).cause;
+  if (cause instanceof SsrfError) return new ToolError('step_failed', cause.message, false, 'Only public http(s) addresses can be fetched');
+  const e = err as { code?: string; message?: string };
+  if (/maxContentLength|maxBodyLength/.test(e.message ?? ''))
+    return new ToolError('step_failed', `${url}: the response is larger than ${maxBytes} bytes`, false);
+  if (e.code === 'ECONNABORTED' || e.code === 'ETIMEDOUT')
+    return new ToolError('service_unavailable', `${url} did not answer within ${timeoutMs} ms`, true, 'Retry later');
+  if (e.code === 'ERR_CANCELED') return err as Error;
+  return new ToolError(
+    'service_unavailable',
+    `${url} could not be reached (${e.code ?? e.message ?? 'error'})`,
+    true,
+    'Check the URL or retry later',
+  );
+}
+
+export const httpActions: Record<string, ActionImpl> = {
+  fetch: (input, ctx) => send(ctx, 'GET', String(input['url']), (input['headers'] as Record<string, string> | undefined) ?? {}),
+  post: async (input, ctx) => {
+    if (ctx.step.environment === 'test') {
+      // Sandbox: no request leaves the service; the URL is still checked.
+      checkUrl(String(input['url']), agentsFor(ctx).allow);
+      const body = JSON.stringify({ sandbox: true, received: input['json'] ?? null });
+      return {
+        url: input['url'],
+        status: 200,
+        content_type: 'application/json',
+        body,
+        json: JSON.parse(body) as unknown,
+        bytes: Buffer.byteLength(body),
+      };
+    }
+    return send(ctx, 'POST', String(input['url']), (input['headers'] as Record<string, string> | undefined) ?? {}, input['json']);
+  },
+};

@@ -1,0 +1,46 @@
+import type { FromSchema } from 'json-schema-to-ts';
+import { commonEnv } from '@tes/config';
+
+export const configSchema = {
+  type: 'object',
+  properties: {
+    ...commonEnv,
+    OPS_PORT: { ...commonEnv.OPS_PORT, default: 8080 },
+    PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8443 },
+    HTTP_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8081 },
+    HOST: { type: 'string', default: '127.0.0.1' },
+    TLS_CERT_FILE: { type: 'string' },
+    TLS_KEY_FILE: { type: 'string' },
+    /** Addresses whose X-Forwarded-Proto: https is believed on the plain listener. */
+    TRUSTED_PROXIES: { type: 'string', default: '' },
+    MONGO_DB: { type: 'string', minLength: 1, default: 'tes_gateway' },
+    AMQP_NAMESPACE: { type: 'string', default: '' },
+    REQUEST_TIMEOUT_MS: { type: 'integer', minimum: 100, default: 5000 },
+    /** Signs dashboard sessions; required in production, generated per process otherwise. */
+    DASHBOARD_SESSION_SECRET: { type: 'string', minLength: 32 },
+    BODY_LIMIT_BYTES: { type: 'integer', minimum: 1024, default: 262144 },
+    /** An Idempotency-Key record still in progress after this long counts as abandoned (its gateway died). */
+    IDEMPOTENCY_LEASE_MS: { type: 'integer', minimum: 1000, default: 30000 },
+    /** How often expired idempotency records and old rate-limit windows are deleted (no TTL index on FerretDB). */
+    SWEEP_INTERVAL_MS: { type: 'integer', minimum: 1000, default: 60000 },
+  },
+  required: [
+    'AMQP_URL',
+    'MONGO_URL',
+    'OPS_PORT',
+    'PORT',
+    'HTTP_PORT',
+    'HOST',
+    'TRUSTED_PROXIES',
+    'MONGO_DB',
+    'AMQP_NAMESPACE',
+    'REQUEST_TIMEOUT_MS',
+    'BODY_LIMIT_BYTES',
+    'IDEMPOTENCY_LEASE_MS',
+    'SWEEP_INTERVAL_MS',
+    'LOG_LEVEL',
+    'SHUTDOWN_TIMEOUT_MS',
+  ],
+} as const;
+
+export type Config = FromSchema<typeof configSchema>;

@@ -1,0 +1,43 @@
+import type { Connection } from 'mongoose';
+import type express from 'express';
+import type { Logger } from '@tes/logger';
+import type { Broker } from '@tes/messaging';
+import type { AccountRepository } from '../store/account.repository.js';
+import type { TaskViewRepository } from '../store/task-view.repository.js';
+import { dashboardRouter } from './router.js';
+import { SessionKeys, sessionSecretFromEnv } from './session.js';
+import { OwnerRepository } from './store/owner.repository.js';
+import { UsageReader } from './store/usage.reader.js';
+
+/**
+ * The account owners' dashboard, mounted by createApp under /dashboard on the HTTPS listener.
+ * What it owns: the `owners` and `signin_failures` collections; everything else it reads or
+ * asks through the same repositories and messages as the API.
+ */
+export interface DashboardOptions {
+  owners: OwnerRepository;
+  usage: UsageReader;
+  /** DASHBOARD_SESSION_SECRET (or a per-process one in development). */
+  sessionSecret: string;
+}
+
+/** Registers the dashboard's collections on the gateway's connection (call before ensureIndexes). */
+export function dashboardOptions(conn: Connection, logger: Logger, env: NodeJS.ProcessEnv = process.env): DashboardOptions {
+  return { owners: new OwnerRepository(conn), usage: new UsageReader(conn), sessionSecret: sessionSecretFromEnv(env, logger) };
+}
+
+export function createDashboard(
+  deps: { broker: Broker; accounts: AccountRepository; views: TaskViewRepository; logger: Logger; requestTimeoutMs: number },
+  options: DashboardOptions,
+): express.Router {
+  return dashboardRouter({
+    broker: deps.broker,
+    accounts: deps.accounts,
+    views: deps.views,
+    logger: deps.logger,
+    requestTimeoutMs: deps.requestTimeoutMs,
+    owners: options.owners,
+    usage: options.usage,
+    keys: new SessionKeys(options.sessionSecret),
+  });
+}

@@ -1,0 +1,111 @@
+import { Schema, type Connection } from 'mongoose';
+import { newId } from '@tes/contracts';
+import { isDuplicateKey } from '@tes/store';
+import { FAILURE_WINDOW_MS, MAX_FAILURES } from '../lockout.js';
+
+/** An account owner: signs in to the dashboard. Created by the operator CLI (`owners create`). */
+export interface OwnerDoc {
+  _id: string;
+  account_id: string;
+  /** Trimmed and lower-cased; unique. */
+  email: string;
+  /** `scrypt$…` (see password.ts). */
+  password_hash: string;
+  created_at: Date;
+}
+
+/** One failed sign-in: an insert, counted per email over the lock-out window. */
+export interface SignInFailureDoc {
+  _id: string;
+  email: string;
+  at: Date;
+}
+
+const ownerSchema = new Schema<OwnerDoc>(
+  { _id: String, account_id: String, email: String, password_hash: String, created_at: Date },
+  { versionKey: false },
+);
+ownerSchema.index({ email: 1 }, { unique: true });
+ownerSchema.index({ account_id: 1 });
+
+const failureSchema = new Schema<SignInFailureDoc>({ _id: String, email: String, at: Date }, { versionKey: false });
+failureSchema.index({ email: 1, at: -1 });
+failureSchema.index({ at: 1 });
+
+export const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export class EmailTakenError extends Error {
+  constructor(email: string) {
+    super(`an owner with email ${email} exists already`);
+    this.name = 'EmailTakenError';
+  }
+}
+
+export class OwnerRepository {
+  readonly owners;
+  readonly failures;
+  private lastSweep = 0;
+
+  constructor(conn: Connection) {
+    this.owners = conn.model<OwnerDoc>('Owner', ownerSchema, 'owners');
+    this.failures = conn.model<SignInFailureDoc>('SignInFailure', failureSchema, 'signin_failures');
+  }
+
+  /** Inserts an owner; the unique email index decides between two concurrent creations. */
+  async create(accountId: string, email: string, passwordHash: string, now = new Date()): Promise<OwnerDoc> {
+    const doc: OwnerDoc = {
+      _id: newId('own'),
+      account_id: accountId,
+      email: normalizeEmail(email),
+      password_hash: passwordHash,
+      created_at: now,
+    };
+    try {
+      await this.owners.collection.insertOne(doc as never);
+    } catch (err) {
+      if (isDuplicateKey(err)) throw new EmailTakenError(doc.email);
+      throw err;
+    }
+    return doc;
+  }
+
+  async byEmail(email: string): Promise<OwnerDoc | null> {
+    return this.owners
+      .findOne({ email: normalizeEmail(email) })
+      .lean<OwnerDoc>()
+      .exec();
+  }
+
+  async byId(id: string): Promise<OwnerDoc | null> {
+    return this.owners.findById(id).lean<OwnerDoc>().exec();
+  }
+
+  /** Times of this email's failures within the window, newest first (enough to decide a lock). */
+  async recentFailures(email: string, now = new Date()): Promise<Date[]> {
+    const rows = await this.failures
+      .find({ email: normalizeEmail(email), at: { $gt: new Date(now.getTime() - FAILURE_WINDOW_MS) } }, { at: 1 })
+      .sort({ at: -1 })
+      .limit(MAX_FAILURES)
+      .lean<SignInFailureDoc[]>()
+      .exec();
+    return rows.map((r) => new Date(r.at));
+  }
+
+  async recordFailure(email: string, now = new Date()): Promise<void> {
+    await this.failures.collection.insertOne({ _id: newId('sif'), email: normalizeEmail(email), at: now } as never);
+    // No TTL index on FerretDB v1: old failures are deleted in code, at most once a minute per process.
+    if (now.getTime() - this.lastSweep > 60_000) {
+      this.lastSweep = now.getTime();
+      await this.failures.collection.deleteMany({ at: { $lt: new Date(now.getTime() - 4 * FAILURE_WINDOW_MS) } });
+    }
+  }
+
+  /** A successful sign-in forgets the email's failures. */
+  async clearFailures(email: string): Promise<void> {
+    await this.failures.collection.deleteMany({ email: normalizeEmail(email) });
+  }
+}

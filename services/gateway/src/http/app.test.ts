@@ -1,0 +1,177 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { memoryLogger } from '@tes/testing';
+import type { Broker } from '@tes/messaging';
+import { buildOpenApiDocument } from '../openapi/openapi.js';
+import { generateApiKey, hashApiKey } from '../domain/api-key.js';
+import type { AccountRepository } from '../store/account.repository.js';
+import type { IdempotencyRepository } from '../store/idempotency.repository.js';
+import type { RateDecision, RateLimitRepository } from '../store/rate-limit.repository.js';
+import type { TaskViewRepository } from '../store/task-view.repository.js';
+import { createApp } from './app.js';
+
+/**
+ * The app in process with stand-ins for its stores (the e2e suites run it for real):
+ * routing before authentication, the envelope on every error, and no internals in a 500.
+ */
+describe('public API app', () => {
+  const { logger, lines } = memoryLogger('gateway');
+  const key = generateApiKey('test');
+  let failStore = false;
+  let decision: RateDecision = { admitted: true, limit: 100, remaining: 99, reset: 1_800_000_060, retryAfter: 30 };
+  const accounts = {
+    keyByHash: async (hash: string) => {
+      if (failStore) throw new Error('connect ECONNREFUSED 10.9.8.7:27017 (mongodb://admin:hunter2@db)');
+      return hash === hashApiKey(key)
+        ? {
+            _id: 'key_1',
+            account_id: 'acct_1',
+            environment: 'test',
+            hash,
+            prefix: 'pk_test_',
+            last4: 'xxxx',
+            status: 'active',
+            created_at: new Date(),
+          }
+        : null;
+    },
+    account: async () => ({ _id: 'acct_1', name: 'a', plan: 'prototyping', status: 'active', created_at: new Date() }),
+  } as unknown as AccountRepository;
+  const views = { get: async () => null, list: async () => [] } as unknown as TaskViewRepository;
+  const rateLimits = { acquire: async () => decision } as unknown as RateLimitRepository;
+  const app = createApp({
+    broker: {} as Broker,
+    accounts,
+    views,
+    rateLimits,
+    idempotencyKeys: {} as IdempotencyRepository,
+    logger,
+    requestTimeoutMs: 1000,
+    bodyLimitBytes: 1024,
+    idempotencyLeaseMs: 30_000,
+  });
+  let server: http.Server;
+  let base: string;
+
+  beforeAll(async () => {
+    server = http.createServer(app);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+  });
+  afterEach(() => {
+    failStore = false;
+    decision = { admitted: true, limit: 100, remaining: 99, reset: 1_800_000_060, retryAfter: 30 };
+  });
+
+  const auth = { authorization: `Bearer ${key}` };
+  const call = async (method: string, path: string, init: { headers?: Record<string, string>; body?: string } = {}) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: init.headers ?? {},
+      ...(init.body !== undefined ? { body: init.body } : {}),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, text, json: text ? JSON.parse(text) : undefined };
+  };
+
+  it('answers an unknown route 404 not_found in the envelope, without asking for a key', async () => {
+    for (const path of ['/', '/v1', '/v1/nope', '/v2/tasks', '/v1/tasks/task_1/nope', '/V1/tasks']) {
+      const r = await call('GET', path);
+      expect([path, r.status, r.json]).toEqual([path, 404, { error: { code: 'not_found', message: expect.any(String) } }]);
+      expect(r.headers.get('x-request-id')).toMatch(/^req_/);
+    }
+  });
+
+  it('answers a wrong method 405 method_not_allowed with Allow, before authentication', async () => {
+    const cases: [string, string, string][] = [
+      ['DELETE', '/v1/tasks', 'POST, GET, HEAD'],
+      ['PUT', '/v1/tasks/task_1', 'GET, HEAD'],
+      ['GET', '/v1/tasks/task_1/cancel', 'POST'],
+      ['POST', '/v1/tasks/task_1/trace', 'GET, HEAD'],
+      ['POST', '/v1/users/u1/connections', 'GET, HEAD'],
+      ['GET', '/v1/users/u1/connections/github', 'DELETE'],
+      ['POST', '/v1/openapi.json', 'GET, HEAD'],
+    ];
+    for (const [method, path, allow] of cases) {
+      const r = await call(method, path);
+      expect([method, path, r.status, r.headers.get('allow'), r.json.error.code]).toEqual([method, path, 405, allow, 'method_not_allowed']);
+    }
+  });
+
+  it('serves the OpenAPI document without a key', async () => {
+    const r = await call('GET', '/v1/openapi.json');
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(r.json).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument())));
+  });
+
+  it('mounts every documented operation behind authentication', async () => {
+    const doc = buildOpenApiDocument() as { paths: Record<string, Record<string, { security?: unknown[] }>> };
+    for (const [template, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const path = `/v1${template.replace('{task_id}', 'task_1').replace('{user_id}', 'u1').replace('{service}', 'github')}`;
+        const r = await call(method.toUpperCase(), path);
+        const expected = op.security?.length === 0 ? 200 : 401;
+        expect([method, path, r.status]).toEqual([method, path, expected]);
+      }
+    }
+  });
+
+  it('answers 500 internal_error without internals when a dependency fails, and logs it', async () => {
+    failStore = true;
+    const r = await call('GET', '/v1/tasks', { headers: auth });
+    expect(r.status).toBe(500);
+    expect(r.json).toEqual({ error: { code: 'internal_error', message: 'An internal error occurred; retry with exponential backoff' } });
+    expect(r.text).not.toMatch(/ECONNREFUSED|10\.9\.8\.7|hunter2|stack|at /);
+    expect(r.headers.get('x-request-id')).toBeTruthy();
+    expect(lines().some((l) => l.includes('unhandled error') && l.includes('ECONNREFUSED'))).toBe(true);
+  });
+
+  it('sets the rate-limit headers on an authenticated answer and refuses with 429 and Retry-After', async () => {
+    const ok = await call('GET', '/v1/tasks/task_1', { headers: auth });
+    expect(ok.status).toBe(404);
+    expect([ok.headers.get('x-ratelimit-limit'), ok.headers.get('x-ratelimit-remaining'), ok.headers.get('x-ratelimit-reset')]).toEqual([
+      '100',
+      '99',
+      '1800000060',
+    ]);
+    decision = { admitted: false, limit: 100, remaining: 0, reset: 1_800_000_060, retryAfter: 17 };
+    const refused = await call('GET', '/v1/tasks', { headers: auth });
+    expect(refused.status).toBe(429);
+    expect(refused.json.error.code).toBe('rate_limit_exceeded');
+    expect(refused.headers.get('retry-after')).toBe('17');
+    expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
+  });
+
+  it('reads no body before authentication, then 413 and malformed JSON in the envelope', async () => {
+    const big = JSON.stringify({ prompt: 'x'.repeat(2000) });
+    const anon = await call('POST', '/v1/tasks', { headers: { 'content-type': 'application/json' }, body: big });
+    expect(anon.status).toBe(401);
+    const tooBig = await call('POST', '/v1/tasks', { headers: { ...auth, 'content-type': 'application/json' }, body: big });
+    expect([tooBig.status, tooBig.json.error.code]).toEqual([413, 'request_too_large']);
+    const bad = await call('POST', '/v1/tasks', { headers: { ...auth, 'content-type': 'application/json' }, body: '{"prompt": ' });
+    expect(bad.status).toBe(400);
+    expect(bad.json).toEqual({ error: { code: 'invalid_request', message: 'Request body is not valid JSON' } });
+  });
+
+  it('names the field of a bad list query parameter', async () => {
+    const cases: [string, RegExp][] = [
+      ['limit=101', /limit/],
+      ['limit=0', /limit/],
+      ['limit=abc', /limit/],
+      ['offset=-1', /offset/],
+      ['status=done', /status must be one of: pending, running, complete, failed, waiting, cancelled/],
+      ['color=red', /color/],
+    ];
+    for (const [q, message] of cases) {
+      const r = await call('GET', `/v1/tasks?${q}`, { headers: auth });
+      expect([q, r.status, r.json.error.code]).toEqual([q, 400, 'invalid_request']);
+      expect(r.json.error.message).toMatch(message);
+    }
+    const fine = await call('GET', '/v1/tasks?limit=100&offset=0&status=running', { headers: auth });
+    expect(fine.json).toEqual({ data: [], has_more: false });
+  });
+});

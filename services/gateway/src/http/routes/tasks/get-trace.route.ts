@@ -1,0 +1,31 @@
+import type { RequestHandler } from 'express';
+import type { TaskTrace } from '@tes/contracts';
+import { AppError, isApiErrorCode } from '@tes/errors';
+import type { Broker } from '@tes/messaging';
+import type { TaskViewRepository } from '../../../store/task-view.repository.js';
+import { authOf } from '../../auth.js';
+import { taskIdParam } from './task-id.js';
+import { upstreamError } from '../../upstream.js';
+
+/** GET /v1/tasks/:task_id/trace: the executor owns the trace; 404 as for get. */
+export function getTraceRoute(deps: { broker: Broker; views: TaskViewRepository; timeoutMs: number }): RequestHandler {
+  return async (req, res) => {
+    const { account, environment } = authOf(res);
+    const id = taskIdParam(req);
+    const view = await deps.views.get(id, account._id, environment);
+    if (!view) throw new AppError('task_not_found', `No task ${id}`);
+    const reply = await deps.broker
+      .request('trace.get', { task_id: id, account_id: account._id, environment }, { timeoutMs: deps.timeoutMs })
+      .catch(upstreamError);
+    const r = reply as { ok?: boolean; trace?: TaskTrace; error?: { code?: string; message?: string } };
+    if (r.ok !== true || !r.trace) {
+      const code = r.error?.code;
+      throw new AppError(
+        isApiErrorCode(code) ? code : 'internal_error',
+        r.error?.message ?? 'An internal error occurred; retry with exponential backoff',
+      );
+    }
+    const { task_id, steps, total_duration_ms } = r.trace;
+    res.json({ task_id, steps, total_duration_ms });
+  };
+}

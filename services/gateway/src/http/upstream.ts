@@ -1,0 +1,48 @@
+import { AppError, isApiErrorCode } from '@tes/errors';
+import { BrokerUnavailableError, RequestTimeoutError } from '@tes/messaging';
+import type { TaskReply } from '@tes/contracts';
+
+/** Turns a failed request/reply into the API's answer: 503 for an unreachable back end. */
+export function upstreamError(err: unknown): never {
+  if (err instanceof RequestTimeoutError || err instanceof BrokerUnavailableError) {
+    throw new AppError('temporarily_unavailable', 'The service is temporarily unavailable; retry shortly', {
+      headers: { 'Retry-After': '1' },
+    });
+  }
+  throw err;
+}
+
+export function unwrapReply(reply: unknown): NonNullable<TaskReply['task']> & Record<string, unknown> {
+  const r = reply as TaskReply;
+  if (!r.ok) {
+    const code = r.error?.code;
+    throw new AppError(isApiErrorCode(code) ? code : 'internal_error', r.error?.message ?? 'request failed');
+  }
+  return r.task ?? {};
+}
+
+interface VaultReply {
+  ok?: boolean;
+  error?: { code?: string; message?: string };
+}
+
+/**
+ * The oauth-vault's `{ok: true, ...}` or `{ok: false, error: {code, message}}`. Its
+ * "not found" (`not_found` or `connection_not_found`) is 404 connection_not_found;
+ * another API code passes through; anything else is an internal error.
+ */
+export function vaultReply<T extends object>(reply: unknown, opts: { notFound?: string } = {}): T {
+  const r = (reply ?? {}) as VaultReply;
+  if (r.ok === true) return r as T;
+  const code = r.error?.code;
+  if (code === 'not_found' || code === 'connection_not_found') {
+    throw new AppError('connection_not_found', opts.notFound ?? r.error?.message ?? 'No such connection');
+  }
+  if (code === 'temporarily_unavailable') {
+    throw new AppError(code, r.error?.message ?? 'The service is temporarily unavailable; retry shortly', {
+      headers: { 'Retry-After': '1' },
+    });
+  }
+  if (isApiErrorCode(code) && code !== 'internal_error') throw new AppError(code, r.error?.message ?? code);
+  throw new AppError('internal_error', 'An internal error occurred; retry with exponential backoff');
+}

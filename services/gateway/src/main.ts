@@ -1,0 +1,106 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { loadConfigOrExit } from '@tes/config';
+import { closeServer, onShutdown, startOpsServer } from '@tes/http';
+import { createLogger } from '@tes/logger';
+import { createMetrics, httpMetrics, mountMetrics } from '@tes/metrics';
+import { Broker } from '@tes/messaging';
+import { connectMongo, ensureIndexes, isConnected } from '@tes/store';
+import { configSchema, type Config } from './config.js';
+import { createApp } from './http/app.js';
+import { createPlainHttpApp } from './http/plain-http.js';
+import { dashboardOptions } from './dashboard/index.js';
+import { consumeTaskEvents } from './messaging/task-events.consumer.js';
+import { AccountRepository } from './store/account.repository.js';
+import { IdempotencyRepository } from './store/idempotency.repository.js';
+import { RateLimitRepository } from './store/rate-limit.repository.js';
+import { TaskViewRepository } from './store/task-view.repository.js';
+import { loadTls } from './tls.js';
+import { startSweeper } from './sweeper.js';
+
+const SERVICE = 'gateway';
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit<Config>(SERVICE, configSchema);
+  const logger = createLogger({ service: SERVICE, level: config.LOG_LEVEL });
+  const tls = await loadTls(config.TLS_CERT_FILE, config.TLS_KEY_FILE, logger);
+  const mongo = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
+  const accounts = new AccountRepository(mongo);
+  const views = new TaskViewRepository(mongo);
+  const rateLimits = new RateLimitRepository(mongo);
+  const idempotencyKeys = new IdempotencyRepository(mongo);
+  const dashboard = dashboardOptions(mongo, logger);
+  await ensureIndexes(mongo);
+  const metrics = createMetrics(SERVICE);
+  const broker = new Broker({
+    url: config.AMQP_URL,
+    source: SERVICE,
+    logger,
+    namespace: config.AMQP_NAMESPACE,
+    onConsume: (queue, lag) => metrics.queueConsumeLag.observe({ queue }, lag),
+  });
+  await broker.connect();
+  await consumeTaskEvents(broker, views);
+
+  const api = createApp({
+    broker,
+    accounts,
+    views,
+    rateLimits,
+    idempotencyKeys,
+    logger,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+    bodyLimitBytes: config.BODY_LIMIT_BYTES,
+    idempotencyLeaseMs: config.IDEMPOTENCY_LEASE_MS,
+    httpMetrics: httpMetrics(metrics.httpRequestDuration),
+    dashboard,
+  });
+  const stopSweeper = startSweeper({ keys: idempotencyKeys, rateLimits, logger, intervalMs: config.SWEEP_INTERVAL_MS });
+  const secure = https.createServer({ cert: tls.cert, key: tls.key }, api);
+  const trusted = config.TRUSTED_PROXIES.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const plainApp = createPlainHttpApp(api, trusted, logger);
+  const plain = http.createServer(plainApp);
+  // An Expect other than 100-continue would get Node's bare 417; HTTP allows ignoring it,
+  // so such a request is answered by the app like any other (envelope, X-Request-Id).
+  secure.on('checkExpectation', api);
+  plain.on('checkExpectation', plainApp);
+  for (const server of [secure, plain]) {
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 66_000;
+    server.requestTimeout = 30_000;
+  }
+  await new Promise<void>((r) => secure.listen(config.PORT, config.HOST, r));
+  await new Promise<void>((r) => plain.listen(config.HTTP_PORT, config.HOST, r));
+  logger.info('public API listening', {
+    https: `https://${config.HOST}:${(secure.address() as AddressInfo).port}/v1`,
+    http_rejecting: (plain.address() as AddressInfo).port,
+  });
+  const ops = await startOpsServer({
+    port: config.OPS_PORT,
+    host: config.OPS_HOST,
+    logger,
+    ready: () => broker.isConnected && isConnected(mongo),
+    extend: (app) => mountMetrics(app, metrics.registry),
+  });
+
+  onShutdown(
+    logger,
+    async () => {
+      // Stop taking requests, let in-flight ones finish, then stop consuming.
+      stopSweeper();
+      await Promise.all([closeServer(secure as unknown as http.Server), closeServer(plain)]);
+      await broker.close(config.SHUTDOWN_TIMEOUT_MS);
+      await closeServer(ops);
+      await mongo.close();
+    },
+    config.SHUTDOWN_TIMEOUT_MS + 5000,
+  );
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${SERVICE}: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

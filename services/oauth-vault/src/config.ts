@@ -1,0 +1,88 @@
+import type { FromSchema } from 'json-schema-to-ts';
+import { commonEnv } from '@tes/config';
+
+/**
+ * The vault's environment. Provider settings (`<SERVICE>_CLIENT_ID`, `<SERVICE>_TOKEN_URL`, ...)
+ * have dynamic names and are read by `providers/provider-registry.ts`; secrets (`VAULT_KEYS`,
+ * `VAULT_STATE_SECRET`, or their `_FILE` forms) by `domain/secrets.ts`.
+ */
+export const configSchema = {
+  type: 'object',
+  properties: {
+    ...commonEnv,
+    OPS_PORT: { ...commonEnv.OPS_PORT, default: 8092 },
+    /** Public pages: OAuth start/callback and the end-user settings page. */
+    PUBLIC_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8093 },
+    HOST: { type: 'string', default: '127.0.0.1' },
+    /** How browsers reach the public pages (the OAuth redirect URI is `<this>/oauth/callback`). Default http://127.0.0.1:PUBLIC_PORT. */
+    PUBLIC_BASE_URL: { type: 'string', pattern: '^https?://[^\\s]+$' },
+    MONGO_DB: { type: 'string', minLength: 1, default: 'tes_oauth_vault' },
+    AMQP_NAMESPACE: { type: 'string', default: '' },
+    /** `production` makes VAULT_KEYS and VAULT_STATE_SECRET mandatory (no ephemeral dev secrets). */
+    NODE_ENV: { type: 'string', default: 'development' },
+    /** Lifetime of the signed OAuth `state` (the consent must finish within it). */
+    STATE_TTL_S: { type: 'integer', minimum: 30, maximum: 3600, default: 600 },
+    /** Lifetime of an `auth_url` handed to a waiting task. */
+    PENDING_AUTH_TTL_S: { type: 'integer', minimum: 60, default: 604800 },
+    /** credential.get refreshes a token that expires within this many seconds. */
+    REFRESH_MARGIN_S: { type: 'integer', minimum: 0, default: 60 },
+    /** The background sweep refreshes tokens this long before they expire. */
+    REFRESH_AHEAD_S: { type: 'integer', minimum: 0, default: 300 },
+    /** How often the background sweep (refresh, health probes, outbox, cleanup) runs. */
+    SWEEP_INTERVAL_MS: { type: 'integer', minimum: 10, default: 5000 },
+    /** Seconds between two health probes of one connection; 0 disables probes. */
+    PROBE_INTERVAL_S: { type: 'integer', minimum: 0, default: 3600 },
+    /** A refresh/write lease older than this is taken as abandoned (its holder died). */
+    LEASE_TTL_MS: { type: 'integer', minimum: 1000, default: 30000 },
+    /** Timeout of every call to a provider (token, revocation, probe). */
+    PROVIDER_TIMEOUT_MS: { type: 'integer', minimum: 100, default: 10000 },
+    /** Default lifetime of a settings-page link made by the CLI. */
+    SETTINGS_LINK_TTL_S: { type: 'integer', minimum: 60, default: 3600 },
+    PREFETCH: { type: 'integer', minimum: 1, maximum: 1000, default: 32 },
+  },
+  required: [
+    'AMQP_URL',
+    'MONGO_URL',
+    'OPS_PORT',
+    'PUBLIC_PORT',
+    'HOST',
+    'MONGO_DB',
+    'AMQP_NAMESPACE',
+    'LOG_LEVEL',
+    'SHUTDOWN_TIMEOUT_MS',
+    'NODE_ENV',
+    'STATE_TTL_S',
+    'PENDING_AUTH_TTL_S',
+    'REFRESH_MARGIN_S',
+    'REFRESH_AHEAD_S',
+    'SWEEP_INTERVAL_MS',
+    'PROBE_INTERVAL_S',
+    'LEASE_TTL_MS',
+    'PROVIDER_TIMEOUT_MS',
+    'SETTINGS_LINK_TTL_S',
+    'PREFETCH',
+  ],
+} as const;
+
+export type Config = FromSchema<typeof configSchema>;
+
+/** The public base URL without a trailing slash. */
+export function publicBaseUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PUBLIC_PORT'>): string {
+  return (config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PUBLIC_PORT}`).replace(/\/+$/, '');
+}
+
+/** What the CLI needs. */
+export const cliConfigSchema = {
+  type: 'object',
+  properties: {
+    MONGO_URL: commonEnv.MONGO_URL,
+    MONGO_DB: configSchema.properties.MONGO_DB,
+    PUBLIC_PORT: configSchema.properties.PUBLIC_PORT,
+    PUBLIC_BASE_URL: configSchema.properties.PUBLIC_BASE_URL,
+    SETTINGS_LINK_TTL_S: configSchema.properties.SETTINGS_LINK_TTL_S,
+    LEASE_TTL_MS: configSchema.properties.LEASE_TTL_MS,
+  },
+  required: ['MONGO_URL', 'MONGO_DB', 'PUBLIC_PORT', 'SETTINGS_LINK_TTL_S', 'LEASE_TTL_MS'],
+} as const;
+
+export type CliConfig = FromSchema<typeof cliConfigSchema>;

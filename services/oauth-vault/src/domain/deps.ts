@@ -1,0 +1,39 @@
+import type { Logger } from '@tes/logger';
+import type { OAuthClient } from '../providers/oauth-client.js';
+import type { ProviderRegistry } from '../providers/provider-registry.js';
+import type { ConnectionRepository } from '../store/connection.repository.js';
+import type { LeaseRepository } from '../store/lease.repository.js';
+import type { PendingAuthorizationRepository } from '../store/pending-authorization.repository.js';
+import type { Announcer } from './announcer.js';
+import type { Schedule } from './connection-docs.js';
+import type { KeyRing } from './key-ring.js';
+import type { TokenSigner } from './signed-tokens.js';
+
+export interface VaultSettings extends Schedule {
+  /** Where browsers reach the vault's pages; the OAuth redirect URI is `<this>/oauth/callback`. */
+  publicBaseUrl: string;
+  stateTtlS: number;
+  pendingTtlS: number;
+  /** credential.get refreshes a token expiring within this (at most half the token's lifetime). */
+  refreshMarginMs: number;
+  /** Lifetime of write/refresh leases (LEASE_TTL_MS). */
+  leaseTtlMs: number;
+}
+
+/** Everything the use cases need; built once in main.ts (or a test). */
+export interface VaultDeps {
+  providers: ProviderRegistry;
+  connections: ConnectionRepository;
+  pending: PendingAuthorizationRepository;
+  leases: LeaseRepository;
+  announcer: Announcer;
+  ring: KeyRing;
+  signer: TokenSigner;
+  oauth: OAuthClient;
+  logger: Logger;
+  settings: VaultSettings;
+}
+
+export function redirectUri(settings: VaultSettings): string {
+  return `${settings.publicBaseUrl}/oauth/callback`;
+}

@@ -1,0 +1,162 @@
+import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import type { Environment } from '@tes/contracts';
+import { VaultConfigError } from './secrets.js';
+
+const ISSUER = 'tes-oauth-vault';
+const STATE_AUDIENCE = 'oauth-state';
+const SETTINGS_AUDIENCE = 'oauth-settings';
+
+/** What an OAuth `state` binds: who connects which service with which scopes, and the PKCE verifier's record. */
+export interface StateClaims {
+  /** Pending authorization (the `auth_url`) this consent completes. */
+  pa: string;
+  acct: string;
+  env: Environment;
+  usr: string;
+  svc: string;
+  /** Requested scopes: the union of granted and needed (incremental authorization). */
+  scp: string[];
+  /** SHA-256 of the browser nonce set as a cookie by /oauth/start: the callback must come from that browser. */
+  bnh: string;
+}
+
+export interface VerifiedState extends StateClaims {
+  /** Single-use id; also the id of the attempt record holding the PKCE verifier. */
+  jti: string;
+  exp: number;
+}
+
+export interface SettingsClaims {
+  acct: string;
+  env: Environment;
+  usr: string;
+}
+
+export interface VerifiedSettings extends SettingsClaims {
+  jti: string;
+  exp: number;
+}
+
+export class InvalidTokenError extends Error {
+  constructor(
+    readonly reason: 'expired' | 'invalid',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'InvalidTokenError';
+  }
+}
+
+/**
+ * Short-lived signed tokens (HS256 JWTs through jsonwebtoken): the OAuth `state` and the
+ * settings-page link. Each kind has its own key, derived from VAULT_STATE_SECRET with HKDF, and
+ * its own audience, so one can never pass for the other.
+ */
+export class TokenSigner {
+  private readonly stateKey: Buffer;
+  private readonly settingsKey: Buffer;
+  private readonly csrfKey: Buffer;
+
+  constructor(secret: string) {
+    if (Buffer.byteLength(secret) < 32) throw new VaultConfigError('VAULT_STATE_SECRET must be at least 32 characters');
+    const derive = (info: string) => Buffer.from(hkdfSync('sha256', secret, 'tes-oauth-vault', info, 32));
+    this.stateKey = derive('oauth-state');
+    this.settingsKey = derive('settings-link');
+    this.csrfKey = derive('settings-csrf');
+  }
+
+  static ephemeralSecret(): string {
+    return randomBytes(32).toString('base64url');
+  }
+
+  signState(claims: StateClaims, ttlSeconds: number): { token: string; jti: string } {
+    const jti = `st_${randomBytes(16).toString('base64url')}`;
+    const token = jwt.sign(claims, this.stateKey, {
+      algorithm: 'HS256',
+      expiresIn: ttlSeconds,
+      issuer: ISSUER,
+      audience: STATE_AUDIENCE,
+      jwtid: jti,
+    });
+    return { token, jti };
+  }
+
+  verifyState(token: string): VerifiedState {
+    const payload = this.verify(token, this.stateKey, STATE_AUDIENCE);
+    const p = payload as Partial<VerifiedState>;
+    if (
+      typeof p.pa !== 'string' ||
+      typeof p.acct !== 'string' ||
+      (p.env !== 'test' && p.env !== 'live') ||
+      typeof p.usr !== 'string' ||
+      typeof p.svc !== 'string' ||
+      !Array.isArray(p.scp) ||
+      typeof p.bnh !== 'string' ||
+      typeof p.jti !== 'string' ||
+      typeof p.exp !== 'number'
+    ) {
+      throw new InvalidTokenError('invalid', 'state is missing claims');
+    }
+    return p as VerifiedState;
+  }
+
+  signSettings(claims: SettingsClaims, ttlSeconds: number): { token: string; expiresAt: Date } {
+    const jti = `sl_${randomBytes(12).toString('base64url')}`;
+    const token = jwt.sign(claims, this.settingsKey, {
+      algorithm: 'HS256',
+      expiresIn: ttlSeconds,
+      issuer: ISSUER,
+      audience: SETTINGS_AUDIENCE,
+      jwtid: jti,
+    });
+    const { exp } = jwt.decode(token) as { exp: number };
+    return { token, expiresAt: new Date(exp * 1000) };
+  }
+
+  verifySettings(token: string): VerifiedSettings {
+    const p = this.verify(token, this.settingsKey, SETTINGS_AUDIENCE) as Partial<VerifiedSettings>;
+    if (
+      typeof p.acct !== 'string' ||
+      (p.env !== 'test' && p.env !== 'live') ||
+      typeof p.usr !== 'string' ||
+      typeof p.jti !== 'string' ||
+      typeof p.exp !== 'number'
+    ) {
+      throw new InvalidTokenError('invalid', 'settings link is missing claims');
+    }
+    return p as VerifiedSettings;
+  }
+
+  /** CSRF token of the settings page: bound to the link (jti) and to the browser's cookie nonce. */
+  csrfFor(jti: string, cookieNonce: string): string {
+    return createHmac('sha256', this.csrfKey).update(`${jti}.${cookieNonce}`).digest('base64url');
+  }
+
+  checkCsrf(jti: string, cookieNonce: string | undefined, given: string | undefined): boolean {
+    if (!cookieNonce || !given) return false;
+    return safeEqual(this.csrfFor(jti, cookieNonce), given);
+  }
+
+  private verify(token: string, key: Buffer, audience: string): jwt.JwtPayload {
+    try {
+      const payload = jwt.verify(token, key, { algorithms: ['HS256'], issuer: ISSUER, audience });
+      if (typeof payload === 'string') throw new InvalidTokenError('invalid', 'unexpected token payload');
+      return payload;
+    } catch (err) {
+      if (err instanceof InvalidTokenError) throw err;
+      if (err instanceof jwt.TokenExpiredError) throw new InvalidTokenError('expired', 'token expired');
+      throw new InvalidTokenError('invalid', 'token signature or claims are invalid');
+    }
+  }
+}
+
+export function sha256(value: string): string {
+  return createHash('sha256').update(value).digest('base64url');
+}
+
+export function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}

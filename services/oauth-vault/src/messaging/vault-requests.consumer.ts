@@ -1,0 +1,51 @@
+import { QUEUES, type ConnectionRevoke, type ConnectionsList, type CredentialGet, type SettingsLinkCreate } from '@tes/contracts';
+import type { Broker } from '@tes/messaging';
+import type { VaultDeps } from '../domain/deps.js';
+import { getCredential } from '../domain/get-credential.use-case.js';
+import { listConnections, revokeConnection } from '../domain/revoke-connection.use-case.js';
+
+/**
+ * The vault's request/reply queue (validated by the broker against the catalog):
+ *  - credential.get → {status: ok|authorization_required|expired|error, ...} (the only reply with a token);
+ *  - connections.list → {ok: true, connections: [...]} (never a token);
+ *  - connection.revoke → {ok: true} | {ok: false, error: {code: 'connection_not_found', message}}.
+ * A failure answers with an error instead of leaving the requester to time out.
+ */
+export async function consumeVaultRequests(broker: Broker, deps: VaultDeps, prefetch: number, settingsLinkTtlS = 3600): Promise<void> {
+  await broker.consume(
+    QUEUES.vaultRequests,
+    async (d) => {
+      const log = deps.logger.child({ type: d.type, message_id: d.envelope.id });
+      const data = d.data as Partial<CredentialGet>;
+      log.debug('vault request', { service: data.service, task_id: data.task_id, account_id: data.account_id });
+      try {
+        switch (d.type) {
+          case 'credential.get':
+            return await d.reply(await getCredential(d.data as CredentialGet, deps));
+          case 'connections.list':
+            return await d.reply({ ok: true, connections: await listConnections(d.data as ConnectionsList, deps) });
+          case 'connection.revoke': {
+            const r = await revokeConnection(d.data as ConnectionRevoke, deps);
+            return await d.reply(r.ok ? { ok: true } : r);
+          }
+          case 'settings_link.create': {
+            const q = d.data as SettingsLinkCreate;
+            const ttl = q.ttl_seconds ?? settingsLinkTtlS;
+            const { token, expiresAt } = deps.signer.signSettings({ acct: q.account_id, env: q.environment, usr: q.user_id }, ttl);
+            const url = `${deps.settings.publicBaseUrl}/settings?token=${encodeURIComponent(token)}`;
+            return await d.reply({ ok: true, url, expires_at: expiresAt.toISOString() });
+          }
+          default:
+            return undefined;
+        }
+      } catch (err) {
+        log.error('vault request failed', { error: err instanceof Error ? err.message : String(err) });
+        const message = 'The OAuth vault could not answer; retry later';
+        return d.type === 'credential.get'
+          ? d.reply({ status: 'error', message })
+          : d.reply({ ok: false, error: { code: 'temporarily_unavailable', message } });
+      }
+    },
+    { prefetch },
+  );
+}

@@ -1,0 +1,219 @@
+import { createHash } from 'node:crypto';
+import { Schema, type Connection } from 'mongoose';
+import type { Environment } from '@tes/contracts';
+import { isDuplicateKey } from '@tes/store';
+import type { LeaseRepository } from './lease.repository.js';
+
+export type ConnectionStatus = 'connected' | 'broken' | 'revoked';
+
+/** Whose connection: tokens are isolated per (account, environment, user, service). */
+export interface ConnectionKey {
+  account_id: string;
+  environment: Environment;
+  user_id: string;
+  service: string;
+}
+
+/**
+ * One user's connection to one service. Tokens are sealed with the key ring (never stored
+ * raw); `generation` counts writes: every write is made by the holder of the lease on the next
+ * generation, so two writers never overwrite each other (FerretDB has no atomic updates).
+ */
+export interface ConnectionDoc extends ConnectionKey {
+  _id: string;
+  generation: number;
+  status: ConnectionStatus;
+  scopes: string[];
+  access_token_enc: string | null;
+  refresh_token_enc: string | null;
+  /** Key id both sealed tokens are written with (re-encryption finds old ones by it). */
+  key_id: string | null;
+  token_type: string | null;
+  /** When the access token expires; null: the provider did not say (it does not expire). */
+  expires_at: Date | null;
+  /** The access token's lifetime as issued (`expires_in`): refresh margins are capped at half of it. */
+  lifetime_s: number | null;
+  /** First connection, kept across re-authorizations. */
+  created_at: Date;
+  /** Last completed consent: the `connected_at` of the public view. */
+  authorized_at: Date;
+  refreshed_at: Date | null;
+  /** When the background sweep refreshes it; null: nothing to refresh. */
+  next_refresh_at: Date | null;
+  /** When the health probe looks at it next; null: not probed. */
+  next_probe_at: Date | null;
+  last_probe_at: Date | null;
+  broken_at: Date | null;
+  broken_reason: string | null;
+  revoked_at: Date | null;
+  /** The connection.changed event (outbox id) announcing the last authorization or revocation. */
+  last_event_id: string | null;
+  updated_at: Date;
+}
+
+const connectionSchema = new Schema<ConnectionDoc>(
+  {
+    _id: String,
+    account_id: { type: String, required: true },
+    environment: { type: String, required: true },
+    user_id: { type: String, required: true },
+    service: { type: String, required: true },
+    generation: { type: Number, required: true },
+    status: { type: String, required: true },
+    scopes: [String],
+    access_token_enc: { type: String, default: null },
+    refresh_token_enc: { type: String, default: null },
+    key_id: { type: String, default: null },
+    token_type: { type: String, default: null },
+    expires_at: { type: Date, default: null },
+    lifetime_s: { type: Number, default: null },
+    created_at: Date,
+    authorized_at: Date,
+    refreshed_at: { type: Date, default: null },
+    next_refresh_at: { type: Date, default: null },
+    next_probe_at: { type: Date, default: null },
+    last_probe_at: { type: Date, default: null },
+    broken_at: { type: Date, default: null },
+    broken_reason: { type: String, default: null },
+    revoked_at: { type: Date, default: null },
+    last_event_id: { type: String, default: null },
+    updated_at: Date,
+  },
+  { versionKey: false },
+);
+connectionSchema.index({ account_id: 1, environment: 1, user_id: 1 });
+connectionSchema.index({ next_refresh_at: 1 });
+connectionSchema.index({ next_probe_at: 1 });
+connectionSchema.index({ key_id: 1 });
+
+/** Stable id of a connection: a hash, so user ids of any shape make a short, safe `_id`. */
+export function connectionIdOf(key: ConnectionKey): string {
+  const h = createHash('sha256')
+    .update(JSON.stringify([key.account_id, key.environment, key.user_id, key.service]))
+    .digest('base64url');
+  return `conn_${h.slice(0, 32)}`;
+}
+
+export interface Mutation {
+  /** Cheap check on the latest document, without the lease: is a write still wanted? */
+  needed(doc: ConnectionDoc | null): boolean;
+  /**
+   * Runs under the lease of the next generation, on the latest document: the new document,
+   * or null to change nothing. May call the provider (a refresh): the lease makes it the only one.
+   */
+  apply(doc: ConnectionDoc | null): Promise<Omit<ConnectionDoc, 'generation'> | null>;
+}
+
+export interface MutationResult {
+  doc: ConnectionDoc | null;
+  /** This call wrote the document. */
+  changed: boolean;
+}
+
+export class LeaseLostError extends Error {
+  constructor(id: string) {
+    super(`the write lease of ${id} expired before the write`);
+    this.name = 'LeaseLostError';
+  }
+}
+
+export class ConnectionRepository {
+  readonly model;
+
+  constructor(
+    conn: Connection,
+    private readonly leases: LeaseRepository,
+    private readonly leaseWaitMs: number,
+  ) {
+    this.model = conn.model<ConnectionDoc>('Connection', connectionSchema, 'connections');
+  }
+
+  async find(id: string): Promise<ConnectionDoc | null> {
+    return this.model.findById(id).lean<ConnectionDoc>().exec();
+  }
+
+  async listFor(accountId: string, environment: Environment, userId: string): Promise<ConnectionDoc[]> {
+    return this.model.find({ account_id: accountId, environment, user_id: userId }).sort({ service: 1 }).lean<ConnectionDoc[]>().exec();
+  }
+
+  async dueForRefresh(now: Date, limit: number): Promise<ConnectionDoc[]> {
+    return this.model
+      .find({ status: 'connected', next_refresh_at: { $ne: null, $lte: now } })
+      .sort({ next_refresh_at: 1 })
+      .limit(limit)
+      .lean<ConnectionDoc[]>()
+      .exec();
+  }
+
+  async dueForProbe(now: Date, limit: number): Promise<ConnectionDoc[]> {
+    return this.model
+      .find({ status: 'connected', next_probe_at: { $ne: null, $lte: now } })
+      .sort({ next_probe_at: 1 })
+      .limit(limit)
+      .lean<ConnectionDoc[]>()
+      .exec();
+  }
+
+  /** Connections holding a token sealed with another key than `kid`. */
+  async sealedWithOtherKey(kid: string, limit: number, afterId = ''): Promise<ConnectionDoc[]> {
+    return this.model
+      .find({ key_id: { $nin: [kid, null] }, _id: { $gt: afterId } })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .lean<ConnectionDoc[]>()
+      .exec();
+  }
+
+  /**
+   * The one way a connection changes. A new connection is an insert (the unique `_id` lets
+   * one win); an existing one at generation g is written only by whoever claimed the lease on
+   * g+1 (an insert into a unique index), after re-reading it. Losers wait and re-check
+   * `needed` on the newer document: 20 concurrent refreshes of one token make one call to the
+   * provider. A lease whose holder died expires after LEASE_TTL_MS and is taken over.
+   */
+  async mutate(id: string, kind: string, m: Mutation): Promise<MutationResult> {
+    const deadline = Date.now() + this.leaseWaitMs;
+    let pause = 10;
+    for (;;) {
+      const cur = await this.find(id);
+      if (!m.needed(cur)) return { doc: cur, changed: false };
+      if (!cur) {
+        const next = await m.apply(null);
+        if (!next) return { doc: null, changed: false };
+        const doc: ConnectionDoc = { ...next, _id: id, generation: 1 };
+        try {
+          await this.model.collection.insertOne(doc as never);
+          return { doc, changed: true };
+        } catch (err) {
+          if (!isDuplicateKey(err)) throw err;
+          continue;
+        }
+      }
+      const lease = await this.leases.acquire(id, cur.generation + 1, kind);
+      if (lease) {
+        try {
+          const fresh = await this.find(id);
+          if (fresh && fresh.generation === cur.generation) {
+            if (!m.needed(fresh)) return { doc: fresh, changed: false };
+            const next = await m.apply(fresh);
+            if (!next) return { doc: fresh, changed: false };
+            if (!this.leases.isLive(lease)) throw new LeaseLostError(id);
+            const doc: ConnectionDoc = { ...next, _id: id, generation: cur.generation + 1 };
+            const res = await this.model.collection.replaceOne({ _id: id, generation: cur.generation } as never, doc);
+            if (res.matchedCount === 1) return { doc, changed: true };
+          }
+        } finally {
+          await this.leases.release(lease);
+        }
+        continue;
+      }
+      if (Date.now() > deadline) throw new Error(`connection ${id} is busy: no write lease within ${this.leaseWaitMs} ms`);
+      await sleep(pause + Math.random() * pause);
+      pause = Math.min(pause * 2, 200);
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,106 @@
+import { Schema, type Connection } from 'mongoose';
+import type { ConnectionKey } from './connection.repository.js';
+
+/**
+ * What an `auth_url` stands for: a user is asked to connect a service with these scopes
+ * (the union of what they granted and what a task needs). Written once, never updated.
+ */
+export interface PendingAuthorizationDoc extends ConnectionKey {
+  _id: string;
+  scopes: string[];
+  /** The task that first needed it (for the operator; any task of the user resumes). */
+  task_id: string;
+  created_at: Date;
+  expires_at: Date;
+}
+
+const pendingSchema = new Schema<PendingAuthorizationDoc>(
+  {
+    _id: String,
+    account_id: String,
+    environment: String,
+    user_id: String,
+    service: String,
+    scopes: [String],
+    task_id: String,
+    created_at: Date,
+    expires_at: Date,
+  },
+  { versionKey: false },
+);
+pendingSchema.index({ account_id: 1, environment: 1, user_id: 1, service: 1, expires_at: -1 });
+pendingSchema.index({ expires_at: 1 });
+
+/**
+ * One consent attempt, made when the browser opens the `auth_url`: the PKCE verifier (sealed)
+ * that the state's `jti` refers to. Written once, read once by the callback.
+ */
+export interface AuthAttemptDoc {
+  _id: string;
+  pending_id: string;
+  code_verifier_enc: string | null;
+  created_at: Date;
+  expires_at: Date;
+}
+
+const attemptSchema = new Schema<AuthAttemptDoc>(
+  {
+    _id: String,
+    pending_id: String,
+    code_verifier_enc: { type: String, default: null },
+    created_at: Date,
+    expires_at: Date,
+  },
+  { versionKey: false },
+);
+attemptSchema.index({ expires_at: 1 });
+
+export class PendingAuthorizationRepository {
+  private readonly pending;
+  private readonly attempts;
+
+  constructor(conn: Connection) {
+    this.pending = conn.model<PendingAuthorizationDoc>('PendingAuthorization', pendingSchema, 'pending_authorizations');
+    this.attempts = conn.model<AuthAttemptDoc>('AuthAttempt', attemptSchema, 'auth_attempts');
+  }
+
+  async create(doc: PendingAuthorizationDoc): Promise<void> {
+    await this.pending.collection.insertOne(doc as never);
+  }
+
+  async find(id: string): Promise<PendingAuthorizationDoc | null> {
+    return this.pending.findById(id).lean<PendingAuthorizationDoc>().exec();
+  }
+
+  /** A still-valid pending authorization for exactly these scopes (so a user sees one link, not one per task). */
+  async findReusable(key: ConnectionKey, scopes: string[], validAfter: Date): Promise<PendingAuthorizationDoc | null> {
+    const docs = await this.pending
+      .find({
+        account_id: key.account_id,
+        environment: key.environment,
+        user_id: key.user_id,
+        service: key.service,
+        expires_at: { $gt: validAfter },
+      })
+      .sort({ expires_at: -1 })
+      .limit(20)
+      .lean<PendingAuthorizationDoc[]>()
+      .exec();
+    const want = scopes.join(' ');
+    return docs.find((d) => [...d.scopes].sort().join(' ') === want) ?? null;
+  }
+
+  async createAttempt(doc: AuthAttemptDoc): Promise<void> {
+    await this.attempts.collection.insertOne(doc as never);
+  }
+
+  async findAttempt(id: string): Promise<AuthAttemptDoc | null> {
+    return this.attempts.findById(id).lean<AuthAttemptDoc>().exec();
+  }
+
+  /** Removes expired pending authorizations and attempts (TTL in code: FerretDB does not enforce it). */
+  async purgeExpired(now: Date): Promise<void> {
+    await this.pending.deleteMany({ expires_at: { $lt: now } }).exec();
+    await this.attempts.deleteMany({ expires_at: { $lt: now } }).exec();
+  }
+}

@@ -1,0 +1,32 @@
+import type { FromSchema } from 'json-schema-to-ts';
+import { commonEnv } from '@tes/config';
+
+export const configSchema = {
+  type: 'object',
+  properties: {
+    ...commonEnv,
+    OPS_PORT: { ...commonEnv.OPS_PORT, default: 8090 },
+    MONGO_DB: { type: 'string', minLength: 1, default: 'tes_task_orchestrator' },
+    AMQP_NAMESPACE: { type: 'string', default: '' },
+    PREFETCH: { type: 'integer', minimum: 1, maximum: 1000, default: 32 },
+    STEP_TIMEOUT_MS: { type: 'integer', minimum: 100, default: 30000 },
+    /** A running task untouched for this long is looked at again by the reaper. */
+    STALL_AFTER_MS: { type: 'integer', minimum: 1000, default: 60000 },
+    REAPER_INTERVAL_MS: { type: 'integer', minimum: 100, default: 10000 },
+  },
+  required: [
+    'AMQP_URL',
+    'MONGO_URL',
+    'OPS_PORT',
+    'MONGO_DB',
+    'AMQP_NAMESPACE',
+    'PREFETCH',
+    'LOG_LEVEL',
+    'SHUTDOWN_TIMEOUT_MS',
+    'STEP_TIMEOUT_MS',
+    'STALL_AFTER_MS',
+    'REAPER_INTERVAL_MS',
+  ],
+} as const;
+
+export type Config = FromSchema<typeof configSchema>;

@@ -1,0 +1,345 @@
+import {
+  TERMINAL_STATUSES,
+  WORKFLOW_MAX_STEPS,
+  isoNow,
+  newMessageId,
+  type ConnectionChanged,
+  type StepResult,
+  type TaskCancel,
+  type TaskCreate,
+  type TaskEvent,
+  type TaskEventKind,
+  type TaskReply,
+} from '@tes/contracts';
+import { findTool } from '@tes/catalog';
+import type { Logger } from '@tes/logger';
+import type { OutboxMessage, TaskDoc, TaskRepository, WorkflowStep } from '../store/task.repository.js';
+import { planWorkflow, selectTool } from './planner.js';
+import { planWorkflowWithLlm, type LlmPlannerOptions } from './planner-llm.js';
+
+export interface WriterDeps {
+  tasks: TaskRepository;
+  logger: Logger;
+  stepTimeoutMs: number;
+  /** When set, workflows come from the LLM planner, after the create answer. */
+  llm?: LlmPlannerOptions | undefined;
+  /** Publishes a task's outbox with confirms, then clears it. */
+  relay(doc: TaskDoc): Promise<void>;
+}
+
+/**
+ * The single writer of tasks. Every change to a task (create, step result, cancel,
+ * reconcile) goes through here, serially per account partition, so races such as
+ * cancel-vs-completion are decided in one place: the first to be applied wins.
+ */
+export class TaskWriter {
+  constructor(private readonly deps: WriterDeps) {}
+
+  /**
+   * One insert carries the task, its workflow (the deterministic planner is pure and
+   * fast) and the first step in the outbox; the answer goes out right after it.
+   */
+  async create(cmd: TaskCreate, reply: (body: TaskReply) => Promise<void>, correlationId?: string): Promise<void> {
+    const tool = selectTool(cmd.prompt);
+    if (!tool) return reply(err('no_matching_tool', 'No tool matches the prompt; see docs/engine.md for what the service can do'));
+    if (tool.service && !cmd.user_id) {
+      return reply(err('invalid_request', `user_id is required: tool ${tool.name} acts on a user's ${tool.service} account`));
+    }
+    const running = await this.deps.tasks.countRunning(cmd.account_id);
+    const doc: TaskDoc = {
+      _id: cmd.task_id,
+      account_id: cmd.account_id,
+      environment: cmd.environment,
+      user_id: cmd.user_id ?? null,
+      prompt: cmd.prompt,
+      metadata: cmd.metadata ?? {},
+      mode: cmd.mode,
+      status: running < cmd.concurrency_limit ? 'running' : 'pending',
+      tool: tool.name,
+      created_at: cmd.created_at,
+      current_step: 0,
+      outputs: [],
+      concurrency_limit: cmd.concurrency_limit,
+      ...(correlationId ? { correlation_id: correlationId } : {}),
+      version: 0,
+      updated_at: new Date(),
+      outbox: [],
+    };
+    if (doc.status === 'running') doc.started_at = isoNow();
+    this.deps.logger.info('task created', {
+      task_id: doc._id,
+      account_id: doc.account_id,
+      status: doc.status,
+      tool: doc.tool,
+      correlation_id: correlationId,
+    });
+    emit(doc, 'created');
+    const answer = createdReply(doc);
+    // The deterministic planner is pure and takes microseconds: plan before the insert.
+    if (doc.status === 'running' && !this.deps.llm) this.applyPlan(doc, planWorkflow(doc.prompt, tool, new Date(doc.created_at)));
+
+    if (!(await this.deps.tasks.insert(doc))) {
+      // A redelivered create: answer with what exists and finish what was left undone.
+      const existing = await this.deps.tasks.get(doc._id);
+      if (!existing || existing.account_id !== cmd.account_id) return reply(err('invalid_request', 'task id already used'));
+      await reply(createdReply(existing, 1));
+      return this.reconcile(existing._id);
+    }
+    await reply(answer);
+    await this.deps.relay(doc);
+    doc.outbox = [];
+    if (doc.status === 'running' && !doc.workflow) return this.advance(doc);
+    if (doc.status !== 'running' && doc.status !== 'pending') await this.admitNext(doc.account_id);
+  }
+
+  async cancel(cmd: TaskCancel, reply: (body: TaskReply) => Promise<void>): Promise<void> {
+    const doc = await this.deps.tasks.get(cmd.task_id);
+    if (!doc || doc.account_id !== cmd.account_id || doc.environment !== cmd.environment) {
+      return reply(err('task_not_found', `No task ${cmd.task_id}`));
+    }
+    if (TERMINAL_STATUSES.includes(doc.status)) {
+      return reply(err('task_already_complete', `Task ${doc._id} is already ${doc.status}`));
+    }
+    const wasRunning = doc.status === 'running';
+    doc.status = 'cancelled';
+    doc.cancelled_at = isoNow();
+    emit(doc, 'cancelled');
+    await this.commit(doc);
+    await reply({ ok: true, version: doc.version, task: { id: doc._id, status: 'cancelled', cancelled_at: doc.cancelled_at } });
+    if (wasRunning) await this.admitNext(doc.account_id);
+  }
+
+  async stepResult(res: StepResult): Promise<void> {
+    const doc = await this.deps.tasks.get(res.task_id);
+    // Stale, duplicate, or the task ended meanwhile (cancel wins over a late result).
+    if (!doc || doc.status !== 'running' || res.step_index !== doc.current_step || !doc.workflow) return;
+    const total = doc.workflow.length;
+    const step = doc.workflow[res.step_index];
+    if (res.outcome === 'complete') {
+      doc.outputs[res.step_index] = res.output ?? {};
+      if (res.step_index + 1 < total) {
+        doc.current_step = res.step_index + 1;
+        emit(doc, 'progress', {
+          progress: {
+            step: `${res.step_index + 1}/${total}`,
+            tool: step?.tool ?? doc.tool,
+            message: `${step?.tool}.${step?.action} done`,
+            progress_pct: Math.round(((res.step_index + 1) / total) * 100),
+          },
+        });
+        this.dispatchCurrent(doc);
+        return this.commit(doc);
+      }
+      doc.status = 'complete';
+      doc.completed_at = isoNow();
+      doc.result = resultOf(doc);
+      emit(doc, 'completed');
+    } else if (res.outcome === 'needs_authorization' && res.authorization) {
+      doc.status = 'waiting';
+      doc.waiting_on = { service: res.authorization.service };
+      emit(doc, 'waiting', { waiting: res.authorization });
+    } else {
+      doc.status = 'failed';
+      doc.failed_at = isoNow();
+      doc.error = res.error ?? { code: 'step_failed', message: 'step failed', tool: step?.tool ?? doc.tool, recoverable: false };
+      emit(doc, 'failed');
+    }
+    await this.commit(doc);
+    await this.admitNext(doc.account_id);
+  }
+
+  /**
+   * A user's consent flow ended. Authorized: every task of that user waiting on the
+   * service resumes from the step that needed it. Denied: they fail, recoverably.
+   */
+  async connectionChanged(ev: ConnectionChanged): Promise<void> {
+    if (ev.outcome === 'revoked') return;
+    const waiting = await this.deps.tasks.waitingFor(ev.account_id, ev.environment, ev.user_id, ev.service);
+    for (const doc of waiting) {
+      doc.waiting_on = null;
+      if (ev.outcome === 'authorized') {
+        doc.status = 'running';
+        emit(doc, 'resumed');
+        this.dispatchCurrent(doc);
+      } else {
+        doc.status = 'failed';
+        doc.failed_at = isoNow();
+        doc.error = {
+          code: 'permission_denied',
+          message: `The user did not grant access to ${ev.service}`,
+          tool: doc.tool,
+          recoverable: true,
+          suggestion: `Ask the user to authorize ${ev.service} and create the task again`,
+        };
+        emit(doc, 'failed');
+      }
+      await this.commit(doc);
+    }
+    if (ev.outcome === 'denied' && waiting.length > 0) await this.admitNext(ev.account_id);
+  }
+
+  /**
+   * Relays what was not sent and re-dispatches a stalled step (same idempotency key).
+   * `seenVersion` is the version the reaper saw: a task that moved since is not stalled.
+   */
+  async reconcile(taskId: string, seenVersion?: number): Promise<void> {
+    const doc = await this.deps.tasks.get(taskId);
+    if (!doc) return;
+    if (doc.outbox.length > 0) {
+      await this.deps.relay(doc);
+      doc.outbox = [];
+    }
+    if (seenVersion !== undefined && doc.version !== seenVersion) return;
+    if (doc.status === 'running' && doc.workflow) {
+      this.dispatchCurrent(doc);
+      return this.commit(doc);
+    }
+    return this.advance(doc);
+  }
+
+  /** Moves a running task without a workflow forward: plan, then run or preview. */
+  private async advance(doc: TaskDoc): Promise<void> {
+    if (doc.status !== 'running' || doc.workflow) return;
+    const tool = findTool(doc.tool);
+    const now = new Date(doc.created_at);
+    const llm = this.deps.llm;
+    const workflow = !tool
+      ? []
+      : llm
+        ? await planWorkflowWithLlm(doc.prompt, tool, {
+            ...llm,
+            now,
+            onFallback: (reason: string) =>
+              this.deps.logger.warn('llm planner fell back to the deterministic one', { task_id: doc._id, reason }),
+          })
+        : planWorkflow(doc.prompt, tool, now);
+    this.applyPlan(doc, workflow);
+    await this.commit(doc);
+    if (doc.status !== 'running') await this.admitNext(doc.account_id);
+  }
+
+  /** Applies a generated workflow: fail it (empty or too deep), preview it (test mode), or start it. No I/O. */
+  private applyPlan(doc: TaskDoc, workflow: WorkflowStep[]): void {
+    if (workflow.length > WORKFLOW_MAX_STEPS || workflow.length === 0) {
+      doc.status = 'failed';
+      doc.failed_at = isoNow();
+      doc.error =
+        workflow.length === 0
+          ? { code: 'no_matching_tool', message: 'No workflow could be generated for the prompt', tool: doc.tool, recoverable: false }
+          : {
+              code: 'workflow_depth_exceeded',
+              message: `The workflow has ${workflow.length} steps; the limit is ${WORKFLOW_MAX_STEPS}`,
+              tool: doc.tool,
+              recoverable: false,
+              suggestion: 'Split the prompt into smaller tasks',
+            };
+      emit(doc, 'failed');
+      return;
+    }
+    doc.workflow = workflow;
+    if (doc.mode === 'test') {
+      doc.status = 'complete';
+      doc.completed_at = isoNow();
+      doc.result = {
+        preview: {
+          tool: doc.tool,
+          steps: workflow.map((s) => ({ tool: s.tool, action: s.action, input: s.input, side_effect: sideEffectOf(s.tool, s.action) })),
+        },
+      };
+      emit(doc, 'completed');
+      return;
+    }
+    this.dispatchCurrent(doc);
+  }
+
+  private dispatchCurrent(doc: TaskDoc): void {
+    const step = doc.workflow?.[doc.current_step];
+    if (!step || !doc.workflow) return;
+    const msg: OutboxMessage<'step.run'> = {
+      id: newMessageId(),
+      type: 'step.run',
+      data: {
+        task_id: doc._id,
+        account_id: doc.account_id,
+        environment: doc.environment,
+        user_id: doc.user_id,
+        step_index: doc.current_step,
+        step_count: doc.workflow.length,
+        tool: step.tool,
+        action: step.action,
+        input: step.input,
+        idempotency_key: `${doc._id}:${doc.current_step}`,
+        timeout_ms: this.deps.stepTimeoutMs,
+      },
+    };
+    doc.outbox.push(msg);
+  }
+
+  /** Starts the account's oldest pending task if a slot is free. */
+  private async admitNext(accountId: string): Promise<void> {
+    const next = await this.deps.tasks.oldestPending(accountId);
+    if (!next) return;
+    if ((await this.deps.tasks.countRunning(accountId)) >= next.concurrency_limit) return;
+    next.status = 'running';
+    next.started_at = isoNow();
+    emit(next, 'started');
+    await this.commit(next);
+    await this.advance(next);
+  }
+
+  private async commit(doc: TaskDoc): Promise<void> {
+    await this.deps.tasks.save(doc);
+    if (doc.outbox.length > 0) {
+      await this.deps.relay(doc);
+      doc.outbox = [];
+    }
+  }
+}
+
+function emit(doc: TaskDoc, kind: TaskEventKind, extra: Pick<TaskEvent, 'progress' | 'waiting'> = {}): void {
+  doc.version += 1;
+  const task: TaskEvent['task'] = {
+    id: doc._id,
+    account_id: doc.account_id,
+    environment: doc.environment,
+    user_id: doc.user_id,
+    status: doc.status,
+    tool: doc.tool,
+    metadata: doc.metadata,
+    created_at: doc.created_at,
+    ...(doc.completed_at ? { completed_at: doc.completed_at } : {}),
+    ...(doc.failed_at ? { failed_at: doc.failed_at } : {}),
+    ...(doc.cancelled_at ? { cancelled_at: doc.cancelled_at } : {}),
+    ...(doc.result ? { result: doc.result } : {}),
+    ...(doc.error ? { error: doc.error } : {}),
+  };
+  doc.outbox.push({
+    id: `evt_${doc._id}_${doc.version}`,
+    type: 'task.event',
+    partition_key: doc.account_id,
+    data: { kind, version: doc.version, task, ...extra },
+  });
+}
+
+function resultOf(doc: TaskDoc): Record<string, unknown> {
+  const last = doc.outputs[doc.outputs.length - 1] ?? {};
+  if (doc.outputs.length <= 1) return last;
+  return { ...last, steps: doc.outputs };
+}
+
+function sideEffectOf(tool: string, action: string): string {
+  return findTool(tool)?.actions.find((a) => a.name === action)?.side_effect ?? 'read';
+}
+
+/** The create answer: the task as created (version 1), whatever planning did since. */
+function createdReply(doc: TaskDoc, version = doc.version): TaskReply {
+  return {
+    ok: true,
+    version,
+    task: { id: doc._id, status: doc.status, tool: doc.tool, created_at: doc.created_at, metadata: doc.metadata },
+  };
+}
+
+function err(code: string, message: string): TaskReply {
+  return { ok: false, error: { code, message } };
+}

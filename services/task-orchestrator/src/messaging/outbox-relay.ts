@@ -1,0 +1,23 @@
+import type { Broker } from '@tes/messaging';
+import type { TaskDoc, TaskRepository } from '../store/task.repository.js';
+
+/**
+ * Publishes a task's outbox with confirms, in order, then clears it. A crash in
+ * between republishes on redelivery or reconcile: consumers dedup by message id.
+ */
+export function outboxRelay(broker: Broker, tasks: TaskRepository, onStatus?: (status: string) => void) {
+  return async (doc: TaskDoc): Promise<void> => {
+    // Published back to back on one channel (so in order), confirms awaited together.
+    await Promise.all(
+      doc.outbox.map((msg) =>
+        broker.publish(msg.type, msg.data, {
+          messageId: msg.id,
+          ...(msg.partition_key !== undefined ? { partitionKey: msg.partition_key } : {}),
+          ...(doc.correlation_id ? { correlationId: doc.correlation_id } : {}),
+        }),
+      ),
+    );
+    for (const msg of doc.outbox) if (msg.type === 'task.event') onStatus?.((msg.data as { task: { status: string } }).task.status);
+    await tasks.clearOutbox(doc._id);
+  };
+}

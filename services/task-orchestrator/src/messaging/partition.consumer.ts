@@ -1,0 +1,40 @@
+import {
+  PARTITIONS,
+  QUEUES,
+  type ConnectionChanged,
+  type StepResult,
+  type TaskCancel,
+  type TaskCreate,
+  type TaskReconcile,
+} from '@tes/contracts';
+import type { Broker } from '@tes/messaging';
+import type { TaskWriter } from '../domain/task-writer.js';
+
+/**
+ * Every replica consumes every partition; single-active-consumer makes exactly one
+ * of them the writer of each partition at a time, and `serial` keeps queue order.
+ */
+export async function consumePartitions(broker: Broker, writer: TaskWriter, prefetch: number): Promise<void> {
+  for (let p = 0; p < PARTITIONS; p++) {
+    await broker.consume(
+      { ...QUEUES.orchestratorPartition(p), singleActiveConsumer: true },
+      async (d) => {
+        switch (d.type) {
+          case 'task.create':
+            return writer.create(d.data as TaskCreate, (body) => d.reply(body), d.envelope.correlation_id);
+          case 'task.cancel':
+            return writer.cancel(d.data as TaskCancel, (body) => d.reply(body));
+          case 'step.result':
+            return writer.stepResult(d.data as StepResult);
+          case 'connection.changed':
+            return writer.connectionChanged(d.data as ConnectionChanged);
+          case 'task.reconcile':
+            return writer.reconcile((d.data as TaskReconcile).task_id, (d.data as TaskReconcile).version);
+          default:
+            return undefined;
+        }
+      },
+      { prefetch, serial: true },
+    );
+  }
+}

@@ -1,0 +1,132 @@
+import { Schema, type Connection } from 'mongoose';
+import type { Environment, MessageDataMap, MessageType, TaskError, TaskStatus } from '@tes/contracts';
+import { isDuplicateKey } from '@tes/store';
+
+export interface WorkflowStep {
+  tool: string;
+  action: string;
+  input: Record<string, unknown>;
+}
+
+export interface OutboxMessage<T extends MessageType = MessageType> {
+  id: string;
+  type: T;
+  data: MessageDataMap[T];
+  partition_key?: string;
+  /** The X-Request-Id of the HTTP request that created the task, carried by every message. */
+  correlation_id?: string;
+}
+
+/** The task aggregate. Only the partition consumer of its account writes it. */
+export interface TaskDoc {
+  _id: string;
+  account_id: string;
+  environment: Environment;
+  user_id: string | null;
+  prompt: string;
+  metadata: Record<string, unknown>;
+  mode: 'live' | 'test';
+  status: TaskStatus;
+  tool: string;
+  created_at: string;
+  started_at?: string;
+  completed_at?: string;
+  failed_at?: string;
+  cancelled_at?: string;
+  result?: Record<string, unknown>;
+  error?: TaskError;
+  workflow?: WorkflowStep[];
+  /** Set while `waiting`: the user's service connection the current step needs. */
+  waiting_on?: { service: string } | null;
+  /** Index of the step running now (or next to run). */
+  current_step: number;
+  outputs: Record<string, unknown>[];
+  concurrency_limit: number;
+  /** The X-Request-Id of the create request: on every message and log line about the task. */
+  correlation_id?: string;
+  version: number;
+  updated_at: Date;
+  /** Messages to publish; cleared by the same writer once confirmed. */
+  outbox: OutboxMessage[];
+}
+
+const taskSchema = new Schema<TaskDoc>(
+  {
+    _id: String,
+    account_id: { type: String, required: true },
+    environment: String,
+    status: String,
+    created_at: String,
+    updated_at: Date,
+  },
+  { versionKey: false, strict: false },
+);
+taskSchema.index({ account_id: 1, status: 1, created_at: 1 });
+taskSchema.index({ status: 1, updated_at: 1 });
+taskSchema.index({ account_id: 1, status: 1, user_id: 1 });
+
+export class TaskRepository {
+  private readonly model;
+
+  constructor(conn: Connection) {
+    this.model = conn.model<TaskDoc>('Task', taskSchema, 'tasks');
+  }
+
+  async get(id: string): Promise<TaskDoc | null> {
+    return this.model.findById(id).lean<TaskDoc>().exec();
+  }
+
+  /** False when a task with this id exists already (a redelivered create). */
+  async insert(doc: TaskDoc): Promise<boolean> {
+    try {
+      await this.model.collection.insertOne(doc as never);
+      return true;
+    } catch (err) {
+      if (isDuplicateKey(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Whole-document write: safe because one consumer owns the account's partition. */
+  async save(doc: TaskDoc): Promise<void> {
+    doc.updated_at = new Date();
+    await this.model.collection.replaceOne({ _id: doc._id } as never, doc);
+  }
+
+  async clearOutbox(id: string): Promise<void> {
+    await this.model.collection.updateOne({ _id: id } as never, { $set: { outbox: [] } });
+  }
+
+  async countRunning(accountId: string): Promise<number> {
+    return this.model.countDocuments({ account_id: accountId, status: 'running' }).exec();
+  }
+
+  /** Tasks of one user waiting for a connection to one service, oldest first. */
+  async waitingFor(accountId: string, environment: Environment, userId: string, service: string): Promise<TaskDoc[]> {
+    return this.model
+      .find({ account_id: accountId, environment, user_id: userId, status: 'waiting', 'waiting_on.service': service })
+      .sort({ created_at: 1, _id: 1 })
+      .lean<TaskDoc[]>()
+      .exec();
+  }
+
+  /** The account's longest-waiting pending task (FIFO admission). */
+  async oldestPending(accountId: string): Promise<TaskDoc | null> {
+    return this.model.findOne({ account_id: accountId, status: 'pending' }).sort({ created_at: 1, _id: 1 }).lean<TaskDoc>().exec();
+  }
+
+  /** Tasks that need the writer's attention: unsent outbox, or running but untouched for a while. */
+  async findNeedingAttention(stallBefore: Date, limit: number): Promise<Pick<TaskDoc, '_id' | 'account_id' | 'version'>[]> {
+    const stale = await this.model
+      .find({ status: 'running', updated_at: { $lt: stallBefore } }, { _id: 1, account_id: 1, version: 1 })
+      .limit(limit)
+      .lean<Pick<TaskDoc, '_id' | 'account_id' | 'version'>[]>()
+      .exec();
+    const unsent = await this.model
+      .find({ 'outbox.0': { $exists: true }, updated_at: { $lt: new Date(Date.now() - 5000) } }, { _id: 1, account_id: 1, version: 1 })
+      .limit(limit)
+      .lean<Pick<TaskDoc, '_id' | 'account_id' | 'version'>[]>()
+      .exec();
+    return [...stale, ...unsent];
+  }
+}

@@ -1,0 +1,73 @@
+import type { FromSchema } from 'json-schema-to-ts';
+import { commonEnv } from '@tes/config';
+
+export const configSchema = {
+  type: 'object',
+  properties: {
+    ...commonEnv,
+    OPS_PORT: { ...commonEnv.OPS_PORT, default: 8094 },
+    MONGO_DB: { type: 'string', minLength: 1, default: 'tes_webhook_dispatcher' },
+    AMQP_NAMESPACE: { type: 'string', default: '' },
+    /** task.event messages handed to this replica before it acks (they are stored one by one, in order). */
+    PREFETCH: { type: 'integer', minimum: 1, maximum: 1000, default: 64 },
+    /** A delivery succeeds only with HTTP 200 within this time (spec 6.3: 30 s). */
+    WEBHOOK_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 30000 },
+    /** Delays before attempts 2..n, comma separated; attempts = entries + 1 (spec 6.3). */
+    WEBHOOK_RETRY_SCHEDULE_MS: { type: 'string', pattern: '^\\s*\\d+(\\s*,\\s*\\d+)*\\s*$', default: '60000,300000,1800000,7200000' },
+    /** Hosts exempt from the private-address check of live endpoints (comma separated, exact names). */
+    WEBHOOK_ALLOWED_HOSTS: { type: 'string', default: '' },
+    /** How often the poller looks for due attempts (it is also woken at once by new events). */
+    POLL_INTERVAL_MS: { type: 'integer', minimum: 10, default: 500 },
+    /** Deliveries in flight in this replica. */
+    DELIVERY_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 10000, default: 64 },
+    /** Deliveries in flight in this replica to one account environment's endpoint. */
+    ENDPOINT_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 10000, default: 16 },
+    /** A claim older than WEBHOOK_TIMEOUT_MS + this is taken as abandoned (its holder died). */
+    CLAIM_MARGIN_MS: { type: 'integer', minimum: 0, default: 30000 },
+    /** How long an event waits for its task's previous version to arrive before it is sent anyway. */
+    ORDER_GAP_WAIT_MS: { type: 'integer', minimum: 0, default: 1000 },
+  },
+  required: [
+    'AMQP_URL',
+    'MONGO_URL',
+    'MONGO_DB',
+    'AMQP_NAMESPACE',
+    'OPS_PORT',
+    'LOG_LEVEL',
+    'SHUTDOWN_TIMEOUT_MS',
+    'PREFETCH',
+    'WEBHOOK_TIMEOUT_MS',
+    'WEBHOOK_RETRY_SCHEDULE_MS',
+    'WEBHOOK_ALLOWED_HOSTS',
+    'POLL_INTERVAL_MS',
+    'DELIVERY_CONCURRENCY',
+    'ENDPOINT_CONCURRENCY',
+    'CLAIM_MARGIN_MS',
+    'ORDER_GAP_WAIT_MS',
+  ],
+} as const;
+
+export type Config = FromSchema<typeof configSchema>;
+
+/** Only what the CLI needs: the database. */
+export const cliConfigSchema = {
+  type: 'object',
+  properties: {
+    MONGO_URL: commonEnv.MONGO_URL,
+    MONGO_DB: configSchema.properties.MONGO_DB,
+    WEBHOOK_ALLOWED_HOSTS: configSchema.properties.WEBHOOK_ALLOWED_HOSTS,
+  },
+  required: ['MONGO_URL', 'MONGO_DB', 'WEBHOOK_ALLOWED_HOSTS'],
+} as const;
+
+export type CliConfig = FromSchema<typeof cliConfigSchema>;
+
+/** "a.example, b.example" → lower-cased set. */
+export function parseHostList(value: string): Set<string> {
+  return new Set(
+    value
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
+  );
+}

@@ -1,0 +1,97 @@
+import { AppError } from '@tes/errors';
+import type { Environment } from '@tes/contracts';
+import type { DeliveryAttemptRepository } from '../store/delivery-attempt.repository.js';
+import type { EventDoc, EventRepository } from '../store/event.repository.js';
+
+export interface AttemptView {
+  attempt: number;
+  at: string;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+}
+
+export interface DeliveryView {
+  id: string;
+  event: string | null;
+  task_id: string;
+  account_id: string;
+  environment: Environment;
+  version: number;
+  status: string;
+  occurred_at: string;
+  received_at: string;
+  attempts_made: number;
+  next_attempt_at: string | null;
+  delivered_at: string | null;
+  attempts: AttemptView[];
+}
+
+interface Deps {
+  events: EventRepository;
+  attempts: DeliveryAttemptRepository;
+}
+
+export type ListQuery = { task_id: string } | { account_id: string; environment?: Environment; limit?: number };
+
+/** `deliveries list`: the events of a task (in version order) or of an account (newest first), each with its attempts. */
+export async function listDeliveries(deps: Deps, query: ListQuery): Promise<{ data: DeliveryView[] }> {
+  const events =
+    'task_id' in query
+      ? await deps.events.listByTask(query.task_id)
+      : await deps.events.listByAccount(query.account_id, query.environment, query.limit ?? 50);
+  const attempts = await deps.attempts.listFor(events.map((e) => e._id));
+  const byEvent = new Map<string, AttemptView[]>();
+  for (const a of attempts) {
+    const list = byEvent.get(a.event_id) ?? [];
+    list.push({ attempt: a.attempt, at: a.started_at.toISOString(), status_code: a.status_code, latency_ms: a.latency_ms, error: a.error });
+    byEvent.set(a.event_id, list);
+  }
+  return { data: events.map((e) => view(e, byEvent.get(e._id) ?? [])) };
+}
+
+/**
+ * `deliveries redeliver`: an undeliverable (or no_endpoint) event gets a fresh schedule that
+ * starts now; the running dispatchers pick it up at their next poll.
+ */
+export async function redeliver(deps: Deps, eventId: string): Promise<DeliveryView> {
+  const event = await deps.events.get(eventId);
+  if (!event || event.status === 'skipped') throw new AppError('not_found', `no webhook event ${eventId}`);
+  if (event.status !== 'undeliverable' && event.status !== 'no_endpoint') {
+    throw new AppError(
+      'invalid_request',
+      `event ${eventId} is ${event.status}: only undeliverable or no_endpoint events can be redelivered`,
+    );
+  }
+  if (!(await deps.events.restart(event))) throw new AppError('invalid_request', `event ${eventId} changed meanwhile: run it again`);
+  const after = await deps.events.get(eventId);
+  const attempts = await deps.attempts.listFor([eventId]);
+  return view(
+    after ?? event,
+    attempts.map((a) => ({
+      attempt: a.attempt,
+      at: a.started_at.toISOString(),
+      status_code: a.status_code,
+      latency_ms: a.latency_ms,
+      error: a.error,
+    })),
+  );
+}
+
+function view(e: EventDoc, attempts: AttemptView[]): DeliveryView {
+  return {
+    id: e._id,
+    event: e.event,
+    task_id: e.task_id,
+    account_id: e.account_id,
+    environment: e.environment,
+    version: e.version,
+    status: e.status,
+    occurred_at: e.occurred_at,
+    received_at: e.received_at.toISOString(),
+    attempts_made: e.attempts_made,
+    next_attempt_at: e.next_attempt_at?.toISOString() ?? null,
+    delivered_at: e.delivered_at?.toISOString() ?? null,
+    attempts,
+  };
+}

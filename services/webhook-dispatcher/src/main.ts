@@ -1,0 +1,34 @@
+import { loadConfigOrExit } from '@tes/config';
+import { closeServer, onShutdown, startOpsServer } from '@tes/http';
+import { createLogger } from '@tes/logger';
+import { createMetrics, mountMetrics } from '@tes/metrics';
+import { SERVICE, startDispatcher } from './app.js';
+import { configSchema, type Config } from './config.js';
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit<Config>(SERVICE, configSchema);
+  const logger = createLogger({ service: SERVICE, level: config.LOG_LEVEL });
+  const metrics = createMetrics(SERVICE);
+  const dispatcher = await startDispatcher(config, logger, metrics);
+  const ops = await startOpsServer({
+    port: config.OPS_PORT,
+    host: config.OPS_HOST,
+    logger,
+    ready: () => dispatcher.ready(),
+    extend: (app) => mountMetrics(app, metrics.registry),
+  });
+
+  onShutdown(
+    logger,
+    async () => {
+      await dispatcher.stop(config.SHUTDOWN_TIMEOUT_MS);
+      await closeServer(ops);
+    },
+    config.SHUTDOWN_TIMEOUT_MS + 5000,
+  );
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${SERVICE}: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

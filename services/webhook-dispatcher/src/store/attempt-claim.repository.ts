@@ -1,0 +1,57 @@
+import { Schema, type Connection } from 'mongoose';
+import { claim } from '@tes/store';
+
+/**
+ * Who performs attempt n of an event: the replica whose insert of `${event_id}:${n}` wins.
+ * A claim whose holder died before recording the outcome is taken over, once it is older than
+ * the lease, by inserting `${event_id}:${n}:retry-${k}` (k = 1, 2, ...): again one insert wins.
+ * Claims are never updated or deleted while their event can still be attempted.
+ */
+export interface AttemptClaimDoc {
+  _id: string;
+  event_id: string;
+  attempt: number;
+  holder: string;
+  claimed_at: Date;
+}
+
+const claimSchema = new Schema<AttemptClaimDoc>(
+  {
+    _id: String,
+    event_id: { type: String, required: true },
+    attempt: { type: Number, required: true },
+    holder: String,
+    claimed_at: Date,
+  },
+  { versionKey: false },
+);
+claimSchema.index({ event_id: 1, attempt: 1, claimed_at: -1 });
+
+export type ClaimResult = { won: true; id: string; takeover: boolean } | { won: false; heldUntil: Date | null };
+
+export class AttemptClaimRepository {
+  private readonly model;
+
+  constructor(private readonly conn: Connection) {
+    this.model = conn.model<AttemptClaimDoc>('AttemptClaim', claimSchema, 'attempt_claims');
+  }
+
+  async acquire(eventId: string, attempt: number, holder: string, leaseMs: number, now = new Date()): Promise<ClaimResult> {
+    const base = `${eventId}:${attempt}`;
+    const doc = (id: string): AttemptClaimDoc => ({ _id: id, event_id: eventId, attempt, holder, claimed_at: now });
+    if (await claim(this.conn, 'attempt_claims', doc(base) as never)) return { won: true, id: base, takeover: false };
+
+    const claims = await this.model.find({ event_id: eventId, attempt }).sort({ claimed_at: -1 }).lean<AttemptClaimDoc[]>().exec();
+    const latest = claims[0];
+    if (!latest) return { won: false, heldUntil: null };
+    const expiresAt = new Date(latest.claimed_at.getTime() + leaseMs);
+    if (expiresAt.getTime() > now.getTime()) return { won: false, heldUntil: expiresAt };
+    const id = `${base}:retry-${claims.length}`;
+    if (await claim(this.conn, 'attempt_claims', doc(id) as never)) return { won: true, id, takeover: true };
+    return { won: false, heldUntil: new Date(now.getTime() + leaseMs) };
+  }
+
+  async listFor(eventId: string): Promise<AttemptClaimDoc[]> {
+    return this.model.find({ event_id: eventId }).sort({ claimed_at: 1 }).lean<AttemptClaimDoc[]>().exec();
+  }
+}

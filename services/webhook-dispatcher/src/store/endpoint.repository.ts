@@ -1,0 +1,50 @@
+import { Schema, type Connection } from 'mongoose';
+import type { Environment } from '@tes/contracts';
+
+/** The one webhook endpoint of an account environment (spec 6). `_id` = `${account_id}:${environment}`. */
+export interface EndpointDoc {
+  _id: string;
+  account_id: string;
+  environment: Environment;
+  url: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const endpointSchema = new Schema<EndpointDoc>(
+  {
+    _id: String,
+    account_id: { type: String, required: true },
+    environment: { type: String, required: true },
+    url: { type: String, required: true },
+    created_at: Date,
+    updated_at: Date,
+  },
+  { versionKey: false },
+);
+endpointSchema.index({ account_id: 1, environment: 1 });
+
+export function endpointId(accountId: string, environment: Environment): string {
+  return `${accountId}:${environment}`;
+}
+
+/** Written only by the operator (CLI); read at every delivery, so a change applies to the next attempt. */
+export class EndpointRepository {
+  private readonly model;
+
+  constructor(conn: Connection) {
+    this.model = conn.model<EndpointDoc>('Endpoint', endpointSchema, 'endpoints');
+  }
+
+  async get(accountId: string, environment: Environment): Promise<EndpointDoc | null> {
+    return this.model.findById(endpointId(accountId, environment)).lean<EndpointDoc>().exec();
+  }
+
+  async set(accountId: string, environment: Environment, url: string, now = new Date()): Promise<EndpointDoc> {
+    const _id = endpointId(accountId, environment);
+    const existing = await this.get(accountId, environment);
+    const doc: EndpointDoc = { _id, account_id: accountId, environment, url, created_at: existing?.created_at ?? now, updated_at: now };
+    await this.model.collection.replaceOne({ _id } as never, doc, { upsert: true });
+    return doc;
+  }
+}

@@ -1,0 +1,25 @@
+import type { Connection } from 'mongoose';
+import { AttemptClaimRepository } from './attempt-claim.repository.js';
+import { DeliveryAttemptRepository } from './delivery-attempt.repository.js';
+import { EndpointRepository } from './endpoint.repository.js';
+import { EventRepository } from './event.repository.js';
+import { SecretRepository } from './secret.repository.js';
+
+export interface Repositories {
+  endpoints: EndpointRepository;
+  secrets: SecretRepository;
+  events: EventRepository;
+  attempts: DeliveryAttemptRepository;
+  claims: AttemptClaimRepository;
+}
+
+/** Every collection of the dispatcher's database, registered on one connection. */
+export function createRepositories(conn: Connection): Repositories {
+  return {
+    endpoints: new EndpointRepository(conn),
+    secrets: new SecretRepository(conn),
+    events: new EventRepository(conn),
+    attempts: new DeliveryAttemptRepository(conn),
+    claims: new AttemptClaimRepository(conn),
+  };
+}
