@@ -64,3 +64,20 @@ ensure_pnpm() {
   fi
   say "pnpm: $(pnpm --version)"
 }
+
+# run_vhost_up: creates a RabbitMQ virtual host for one test run and prints its name; deletes the
+# ones older runs left behind (over 6 hours old). A broker that outlives runs (a reused CI machine,
+# a laptop) then never piles up the tests' durable queues. False when rabbitmqctl is not usable.
+run_vhost_up() {
+  command -v rabbitmqctl >/dev/null || return 1
+  local now name
+  now=$(date +%s)
+  for name in $(rabbitmqctl -q list_vhosts name --no-table-headers 2>/dev/null | grep '^tes-test-' || true); do
+    local born=${name#tes-test-}; born=${born%%-*}
+    [[ $born =~ ^[0-9]+$ ]] && ((now - born > 21600)) && rabbitmqctl -q delete_vhost "$name" >/dev/null 2>&1
+  done
+  name="tes-test-$now-$$"
+  rabbitmqctl -q add_vhost "$name" >/dev/null 2>&1 || return 1
+  rabbitmqctl -q set_permissions -p "$name" guest '.*' '.*' '.*' >/dev/null 2>&1 || return 1
+  say "$name"
+}

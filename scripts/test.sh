@@ -8,6 +8,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
 T0=${TES_T0:-$(date +%s)}
+AMQP_URL_GIVEN=${AMQP_URL:-}
 export AMQP_URL=${AMQP_URL:-$DEFAULT_AMQP_URL}
 export MONGO_URL=${MONGO_URL:-$DEFAULT_MONGO_URL}
 RESULTS=.run/jest-results.json
@@ -19,6 +20,11 @@ step="pnpm install"
 pnpm install --frozen-lockfile
 step="infra up"
 bash scripts/infra.sh up
+step="rabbitmq vhost"
+if [[ -z $AMQP_URL_GIVEN ]] && RUN_VHOST=$(run_vhost_up); then
+  export AMQP_URL="$DEFAULT_AMQP_URL/$RUN_VHOST"
+  say "rabbitmq: this run uses virtual host $RUN_VHOST (deleted at the end)"
+fi
 step="pnpm build"
 pnpm build
 say "build: done"
@@ -31,6 +37,7 @@ rm -f "$RESULTS"
 rc=0
 pnpm exec jest --ci --json --outputFile="$RESULTS" "$@" || rc=$?
 trap - EXIT
+[[ -z ${RUN_VHOST:-} ]] || rabbitmqctl -q delete_vhost "$RUN_VHOST" >/dev/null 2>&1 || true
 
 # passed = numPassedTests; failed = numFailedTests + failed suites that reported no test (load errors).
 counts=$(node -e '

@@ -3,11 +3,9 @@
  * publish/consume, malformed messages, handler failures, request/reply.
  * Every test works in its own namespace and deletes what it declared.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
 import { EXCHANGES, newMessageId, routingKeyFor, type TaskCancel } from '@tes/contracts';
-import { AMQP_URL, memoryLogger, uniqueName, waitFor } from '@tes/testing';
+import { AMQP_URL, memoryLogger, queueCounts as rabbitQueueCounts, uniqueName, vhostOf, waitFor } from '@tes/testing';
 import {
   Broker,
   BrokerUnavailableError,
@@ -44,20 +42,9 @@ function deferred(): Deferred {
   return { promise, resolve };
 }
 
-/** Ready and unacknowledged counts of one queue, read from the broker itself (async: the event loop keeps running). */
-async function queueCounts(fullName: string): Promise<{ ready: number; unacked: number } | undefined> {
-  const { stdout } = await promisify(execFile)('rabbitmqctl', [
-    'list_queues',
-    'name',
-    'messages_ready',
-    'messages_unacknowledged',
-    '--formatter',
-    'json',
-    '-q',
-  ]);
-  const rows = JSON.parse(stdout) as { name: string; messages_ready: number; messages_unacknowledged: number }[];
-  const row = rows.find((r) => r.name === fullName);
-  return row && { ready: row.messages_ready, unacked: row.messages_unacknowledged };
+/** Ready and unacknowledged counts of one queue of this run's virtual host, read from the broker itself. */
+function queueCounts(fullName: string): Promise<{ ready: number; unacked: number } | undefined> {
+  return rabbitQueueCounts(vhostOf(AMQP_URL), fullName);
 }
 
 describe('Broker (RabbitMQ integration)', () => {

@@ -4,13 +4,11 @@
  * Every test works in its own namespace and deletes what it declared; rabbitmqctl only ever
  * closes the connection this test named.
  */
-import { execFile } from 'node:child_process';
 import net from 'node:net';
-import { promisify } from 'node:util';
 import { connect as amqpConnect, type Channel, type ChannelModel } from 'amqplib';
 import { EXCHANGES, routingKeyFor, type TaskCancel } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
-import { AMQP_URL, memoryLogger, uniqueName, waitFor } from '@tes/testing';
+import { AMQP_URL, memoryLogger, queueCounts, rabbitmqctl, uniqueName, vhostOf, waitFor } from '@tes/testing';
 import { Broker, BrokerUnavailableError, type Delivery, type QueueSpec } from './broker.js';
 
 const ACCOUNT = 'acc_recovery';
@@ -18,11 +16,6 @@ const SPEC: QueueSpec = { name: 'work', exchange: EXCHANGES.commands, bindings: 
 
 function cancelData(n: number | string): TaskCancel {
   return { task_id: `task_${n}`, account_id: ACCOUNT, environment: 'test' };
-}
-
-/** rabbitmqctl, run without blocking the event loop (the broker under test keeps flushing its frames). */
-async function rabbitmqctl(...args: string[]): Promise<string> {
-  return (await promisify(execFile)('rabbitmqctl', args)).stdout;
 }
 
 /** Erlang pids (what `rabbitmqctl close_connection` takes) of the connections whose connection_name is `name`. */
@@ -37,12 +30,7 @@ async function connectionsNamed(name: string): Promise<string[]> {
 
 /** Unacknowledged messages of one queue. */
 async function unacked(fullName: string): Promise<number | undefined> {
-  const out = await rabbitmqctl('list_queues', 'name', 'messages_unacknowledged', '-q', '--no-table-headers');
-  const row = out
-    .split('\n')
-    .map((l) => l.split('\t'))
-    .find(([n]) => n === fullName);
-  return row ? Number(row[1]) : undefined;
+  return (await queueCounts(vhostOf(AMQP_URL), fullName))?.unacked;
 }
 
 /** Wraps a logger to run `onWarn` synchronously when a warning line is logged. */
@@ -98,7 +86,7 @@ async function startProxy(
     return new Promise<void>((r) => server.close(() => r()));
   };
   return {
-    url: `amqp://${target.username}:${target.password}@127.0.0.1:${port}`,
+    url: `amqp://${target.username}:${target.password}@127.0.0.1:${port}${target.pathname}`,
     async cut() {
       await stop();
     },

@@ -229,4 +229,5 @@ export async function admin(args: string[], env: Record<string, string> = {}): P
   if (res.status !== 0) throw new Error(`admin ${args.join(' ')} failed (${res.status}): ${res.stderr}`);
   return JSON.parse(res.stdout);
 }
+export * from './rabbit.js';
 export * from './stack.js';

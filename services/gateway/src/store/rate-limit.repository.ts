@@ -18,7 +18,7 @@ import { highestClaimed, resetOf, retryAfterSeconds, windowOf } from '../domain/
  * replicas, rounds that lose some tickets to another replica jump to the new top with
  * a logarithmic probe (findOne by _id) and try again; each process remembers how far
  * the others got ahead between its batches and checks that guess with one read first.
- * Measured on FerretDB v1 (rate-limit.bench.int.test.ts): 1 command per request on one
+ * Measured on FerretDB v1 (services/gateway/bench/rate-limit.ts): 1 command per request on one
  * replica, about 2 with requests alternating over three, a fraction in bursts.
  */
 export interface RateTicketDoc {
