@@ -35,6 +35,32 @@ export function compileQuery<T = unknown>(schema: object): ValidateFunction<T> {
   return fn as ValidateFunction<T>;
 }
 
+/**
+ * Schemas that arrive as data (custom tools' input schemas) get their own ajv: each new
+ * object would otherwise stay in the shared one forever. Compiled validators are kept in a
+ * bounded cache keyed by the schema's JSON, and removed from this ajv when evicted.
+ * Throws when the schema itself is invalid.
+ */
+const dynamicAjv = new Ajv({ allErrors: false, strict: false, coerceTypes: false, useDefaults: true });
+addFormats(dynamicAjv);
+const dynamicCache = new Map<string, { schema: object; fn: ValidateFunction }>();
+const DYNAMIC_CACHE_SIZE = 500;
+
+export function compileDynamic(schema: object): ValidateFunction {
+  const key = JSON.stringify(schema);
+  let hit = dynamicCache.get(key);
+  if (!hit) {
+    hit = { schema, fn: dynamicAjv.compile(schema) };
+    dynamicCache.set(key, hit);
+    if (dynamicCache.size > DYNAMIC_CACHE_SIZE) {
+      const [oldKey, old] = dynamicCache.entries().next().value as [string, { schema: object }];
+      dynamicCache.delete(oldKey);
+      dynamicAjv.removeSchema(old.schema);
+    }
+  }
+  return hit.fn;
+}
+
 /** "prompt must be string": names the field, readable by a person. */
 export function describeErrors(errors: ErrorObject[] | null | undefined, root = 'body'): string {
   const e = errors?.[0];

@@ -11,6 +11,8 @@ import { outboxRelay } from './messaging/outbox-relay.js';
 import { consumePartitions } from './messaging/partition.consumer.js';
 import { startReaper } from './messaging/reaper.js';
 import { TaskRepository } from './store/task.repository.js';
+import { ToolAdmin } from './domain/tool-admin.js';
+import { ToolRepository } from './store/tool.repository.js';
 
 const SERVICE = 'task-orchestrator';
 
@@ -19,6 +21,7 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: SERVICE, level: config.LOG_LEVEL });
   const mongo = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
   const tasks = new TaskRepository(mongo);
+  const tools = new ToolRepository(mongo);
   await ensureIndexes(mongo);
   const metrics = createMetrics(SERVICE);
   const broker = new Broker({
@@ -33,12 +36,13 @@ async function main(): Promise<void> {
   if (llm) logger.info('LLM planner enabled', { model: llm.model, base_url: llm.baseUrl });
   const writer = new TaskWriter({
     tasks,
+    tools,
     logger,
     stepTimeoutMs: config.STEP_TIMEOUT_MS,
     relay: outboxRelay(broker, tasks, (status) => metrics.tasksTotal.inc({ status })),
     llm,
   });
-  await consumePartitions(broker, writer, config.PREFETCH);
+  await consumePartitions(broker, writer, new ToolAdmin(tools, logger), config.PREFETCH);
   const stopReaper = startReaper({ broker, tasks, logger, stallAfterMs: config.STALL_AFTER_MS, intervalMs: config.REAPER_INTERVAL_MS });
   const ops = await startOpsServer({
     port: config.OPS_PORT,

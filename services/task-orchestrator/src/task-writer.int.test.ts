@@ -7,6 +7,8 @@ import { TaskWriter } from './domain/task-writer.js';
 import { outboxRelay } from './messaging/outbox-relay.js';
 import { consumePartitions } from './messaging/partition.consumer.js';
 import { TaskRepository } from './store/task.repository.js';
+import { ToolAdmin } from './domain/tool-admin.js';
+import { ToolRepository } from './store/tool.repository.js';
 
 /**
  * The orchestrator's single writer, in-process, over the real broker and database:
@@ -25,11 +27,12 @@ describe('task writer (real broker and database)', () => {
   beforeAll(async () => {
     mongo = await connectMongo({ url: MONGO_URL, dbName: namespace, logger });
     tasks = new TaskRepository(mongo);
+    const tools = new ToolRepository(mongo);
     await ensureIndexes(mongo);
     broker = new Broker({ url: AMQP_URL, source: 'orchestrator', logger, namespace });
     await broker.connect();
-    const writer = new TaskWriter({ tasks, logger, stepTimeoutMs: 5000, relay: outboxRelay(broker, tasks) });
-    await consumePartitions(broker, writer, 16);
+    const writer = new TaskWriter({ tasks, tools, logger, stepTimeoutMs: 5000, relay: outboxRelay(broker, tasks) });
+    await consumePartitions(broker, writer, new ToolAdmin(tools, logger), 16);
 
     client = new Broker({ url: AMQP_URL, source: 'test', logger, namespace });
     await client.connect();
@@ -278,5 +281,74 @@ describe('task writer (real broker and database)', () => {
       return t?.status === 'failed' ? t : undefined;
     });
     expect(failed.error).toMatchObject({ code: 'permission_denied', recoverable: true, suggestion: expect.any(String) });
+  });
+
+  describe('custom tools', () => {
+    const crm = (description = 'Contacts in the Acme CRM') => ({
+      name: 'acme_crm',
+      description,
+      base_url: 'https://crm.example.com/api',
+      created_at: new Date().toISOString(),
+      oauth: { authorize_url: 'https://crm.example.com/authorize', token_url: 'https://crm.example.com/token', client_id: 'cid', scopes: ['contacts'] },
+      actions: [
+        {
+          name: 'list_contacts',
+          description: 'List contacts',
+          method: 'GET' as const,
+          path: '/contacts',
+          input_schema: { type: 'object', properties: { limit: { type: 'integer' } } },
+        },
+      ],
+    });
+    const toolRequest = (type: 'tool.register' | 'tool.list' | 'tool.delete', acct: string, extra: object, environment = 'test') =>
+      client.request(type, { account_id: acct, environment, ...extra } as never, { partitionKey: acct, timeoutMs: 5000 }) as Promise<{
+        ok: boolean;
+        created?: boolean;
+        tools?: { name: string; description: string }[];
+        error?: { code: string };
+      }>;
+
+    it('registers, replaces, lists and deletes a tool of one account environment', async () => {
+      const acct = uniqueName('acct');
+      expect(await toolRequest('tool.register', acct, { tool: crm() })).toMatchObject({ ok: true, created: true });
+      expect(await toolRequest('tool.register', acct, { tool: crm('v2') })).toMatchObject({ ok: true, created: false });
+      expect((await toolRequest('tool.list', acct, {})).tools?.map((t) => [t.name, t.description])).toEqual([['acme_crm', 'v2']]);
+      expect((await toolRequest('tool.list', acct, {}, 'live')).tools).toEqual([]);
+      expect((await toolRequest('tool.list', uniqueName('other'), {})).tools).toEqual([]);
+      expect(await toolRequest('tool.delete', acct, { name: 'acme_crm' })).toEqual({ ok: true });
+      expect(await toolRequest('tool.delete', acct, { name: 'acme_crm' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+      expect(await toolRequest('tool.register', acct, { tool: { ...crm(), name: 'github' } })).toMatchObject({
+        ok: false,
+        error: { code: 'invalid_request' },
+      });
+    });
+
+    it('plans a task with the tool and sends its action definition with the step; deleted, it matches nothing', async () => {
+      const acct = uniqueName('acct');
+      await toolRequest('tool.register', acct, { tool: crm() });
+      const prompt = 'List 3 contacts from the acme crm';
+      expect(await create(acct, prompt)).toMatchObject({ ok: false, error: { code: 'invalid_request', message: expect.stringContaining('user_id') } });
+      const reply = await create(acct, prompt, { user_id: 'u1' });
+      expect(reply.task).toMatchObject({ status: 'running', tool: 'acme_crm' });
+      const step = await stepFor(reply.task.id);
+      expect(step).toMatchObject({
+        tool: 'acme_crm',
+        action: 'list_contacts',
+        input: { limit: 3 },
+        custom: { base_url: 'https://crm.example.com/api', method: 'GET', path: '/contacts', service: 'acme_crm', scopes: ['contacts'] },
+      });
+
+      const preview = await create(acct, prompt, { user_id: 'u1', mode: 'test' });
+      const previewed = await waitFor(async () => {
+        const t = await tasks.get(preview.task.id);
+        return t?.status === 'complete' ? t : undefined;
+      });
+      expect(previewed.result).toEqual({
+        preview: { tool: 'acme_crm', steps: [{ tool: 'acme_crm', action: 'list_contacts', input: { limit: 3 }, side_effect: 'read' }] },
+      });
+
+      await toolRequest('tool.delete', acct, { name: 'acme_crm' });
+      expect(await create(acct, prompt, { user_id: 'u1' })).toMatchObject({ ok: false, error: { code: 'no_matching_tool' } });
+    });
   });
 });

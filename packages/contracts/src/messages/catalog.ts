@@ -1,6 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { TASK_STATUSES, ENVIRONMENTS, taskErrorSchema, metadataSchema } from '../api/task.schema.js';
 import { progressDataSchema, waitingDataSchema } from '../api/webhook.schema.js';
+import { HTTP_METHODS, TOOL_NAME_PATTERN, toolManifestSchema, toolViewSchema } from '../api/tool.schema.js';
 import {
   webhookDeliveriesSchema,
   webhookGetSchema,
@@ -130,6 +131,21 @@ export const stepRunSchema = {
     /** Stable across redeliveries: task id + step index. */
     idempotency_key: id,
     timeout_ms: { type: 'integer', minimum: 1 },
+    /** A custom tool's action, as registered when the task was planned (the executor has no tool store). */
+    custom: {
+      type: 'object',
+      properties: {
+        base_url: { type: 'string' },
+        method: { type: 'string', enum: HTTP_METHODS },
+        path: { type: 'string' },
+        input_schema: { type: 'object' },
+        /** The tool's OAuth service (its name), or null: no user authorization. */
+        service: nullableString,
+        scopes: { type: 'array', items: { type: 'string' } },
+      },
+      required: ['base_url', 'method', 'path', 'input_schema', 'service', 'scopes'],
+      additionalProperties: false,
+    },
   },
   required: [
     'task_id',
@@ -273,6 +289,59 @@ export const connectionViewSchema = {
 } as const;
 export type ConnectionView = FromSchema<typeof connectionViewSchema>;
 
+// ---- custom tools (gateway → orchestrator partition for the tool, → vault for its OAuth client) ----
+
+/** Creates or replaces a tool of the account's environment. Reply: {ok, created, tool} or {ok: false, error}. */
+export const toolRegisterSchema = {
+  type: 'object',
+  properties: { account_id: id, environment: env, tool: toolViewSchema },
+  required: ['account_id', 'environment', 'tool'],
+  additionalProperties: false,
+} as const;
+export type ToolRegister = FromSchema<typeof toolRegisterSchema>;
+
+/** Reply: {ok, tools}. */
+export const toolListRequestSchema = {
+  type: 'object',
+  properties: { account_id: id, environment: env },
+  required: ['account_id', 'environment'],
+  additionalProperties: false,
+} as const;
+export type ToolListRequest = FromSchema<typeof toolListRequestSchema>;
+
+/** Reply: {ok} or {ok: false, error: {code: 'not_found'}}. */
+export const toolDeleteSchema = {
+  type: 'object',
+  properties: { account_id: id, environment: env, name: { type: 'string', pattern: TOOL_NAME_PATTERN } },
+  required: ['account_id', 'environment', 'name'],
+  additionalProperties: false,
+} as const;
+export type ToolDelete = FromSchema<typeof toolDeleteSchema>;
+
+/** A custom tool's OAuth client, kept by the vault (the secret encrypted). Reply: {ok}. */
+export const providerRegisterSchema = {
+  type: 'object',
+  properties: {
+    account_id: id,
+    environment: env,
+    service: { type: 'string', pattern: TOOL_NAME_PATTERN },
+    display_name: { type: 'string' },
+    ...toolManifestSchema.properties.oauth.properties,
+  },
+  required: ['account_id', 'environment', 'service', 'display_name', 'authorize_url', 'token_url', 'client_id', 'client_secret'],
+  additionalProperties: false,
+} as const;
+export type ProviderRegister = FromSchema<typeof providerRegisterSchema>;
+
+/** Forgets a custom tool's OAuth client and the users' connections to it. Reply: {ok}. */
+export const providerDeleteSchema = {
+  type: 'object',
+  properties: { account_id: id, environment: env, service: { type: 'string', pattern: TOOL_NAME_PATTERN } },
+  required: ['account_id', 'environment', 'service'],
+  additionalProperties: false,
+} as const;
+export type ProviderDelete = FromSchema<typeof providerDeleteSchema>;
+
 // ---- task events (orchestrator → everyone) ----
 
 export const TASK_EVENT_KINDS = ['created', 'started', 'progress', 'waiting', 'resumed', 'completed', 'failed', 'cancelled'] as const;
@@ -347,6 +416,11 @@ export const CATALOG = {
     partitioned: false,
     schema: settingsLinkCreateSchema,
   },
+  'tool.register': { exchange: EXCHANGES.commands, routingKey: 'orchestrator', partitioned: true, schema: toolRegisterSchema },
+  'tool.list': { exchange: EXCHANGES.commands, routingKey: 'orchestrator', partitioned: true, schema: toolListRequestSchema },
+  'tool.delete': { exchange: EXCHANGES.commands, routingKey: 'orchestrator', partitioned: true, schema: toolDeleteSchema },
+  'provider.register': { exchange: EXCHANGES.commands, routingKey: 'vault.requests', partitioned: false, schema: providerRegisterSchema },
+  'provider.delete': { exchange: EXCHANGES.commands, routingKey: 'vault.requests', partitioned: false, schema: providerDeleteSchema },
   'task.event': { exchange: EXCHANGES.events, routingKey: 'task.event', partitioned: true, schema: taskEventSchema },
   'webhook.get': { exchange: EXCHANGES.commands, routingKey: 'dispatcher.admin', partitioned: false, schema: webhookGetSchema },
   'webhook.set': { exchange: EXCHANGES.commands, routingKey: 'dispatcher.admin', partitioned: false, schema: webhookSetSchema },
@@ -380,6 +454,11 @@ export interface MessageDataMap {
   'connections.list': ConnectionsList;
   'connection.revoke': ConnectionRevoke;
   'settings_link.create': SettingsLinkCreate;
+  'tool.register': ToolRegister;
+  'tool.list': ToolListRequest;
+  'tool.delete': ToolDelete;
+  'provider.register': ProviderRegister;
+  'provider.delete': ProviderDelete;
   'task.event': TaskEvent;
   'webhook.get': WebhookGet;
   'webhook.set': WebhookSet;

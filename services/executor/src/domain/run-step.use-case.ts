@@ -5,8 +5,9 @@ import type { Broker } from '@tes/messaging';
 import type { SandboxRepository } from '../sandbox/sandbox.repository.js';
 import type { StepRunRepository } from '../store/step-run.repository.js';
 import type { StepClaimRepository } from '../store/step-claim.repository.js';
+import { checkCustomInput, runCustomAction } from '../tools/custom.tool.js';
 import { actionImpl } from '../tools/registry.js';
-import { AuthorizationRequired, ToolError, TransientError, type EngineSettings, type ToolContext } from '../tools/tool.js';
+import { AuthorizationRequired, ToolError, TransientError, type ActionImpl, type EngineSettings, type ToolContext } from '../tools/tool.js';
 
 export interface RunStepDeps {
   steps: StepRunRepository;
@@ -158,13 +159,24 @@ async function resolveInput(step: StepRun, deps: RunStepDeps, schema: object): P
 }
 
 async function execute(step: StepRun, deps: RunStepDeps): Promise<Record<string, unknown>> {
-  const def = findAction(step.tool, step.action);
-  const impl = actionImpl(step.tool, step.action, step.environment);
-  if (!def || !impl) throw new ToolError('step_failed', `unknown action ${step.tool}.${step.action}`, false);
-  const input = structuredClone(await resolveInput(step, deps, def.input));
-  const check = compile(def.input);
-  if (!check(input))
-    throw new ToolError('step_failed', `invalid input for ${step.tool}.${step.action}: ${describeErrors(check.errors, 'input')}`, false);
+  const label = `${step.tool}.${step.action}`;
+  const custom = step.custom;
+  let impl: ActionImpl;
+  let input: Record<string, unknown>;
+  if (custom) {
+    // A custom tool's action: its registered definition travels with the step.
+    input = structuredClone(await resolveInput(step, deps, custom.input_schema));
+    checkCustomInput(custom, input, label);
+    impl = (i, ctx) => runCustomAction(custom, i, ctx);
+  } else {
+    const def = findAction(step.tool, step.action);
+    const builtIn = actionImpl(step.tool, step.action, step.environment);
+    if (!def || !builtIn) throw new ToolError('step_failed', `unknown action ${label}`, false);
+    impl = builtIn;
+    input = structuredClone(await resolveInput(step, deps, def.input));
+    const check = compile(def.input);
+    if (!check(input)) throw new ToolError('step_failed', `invalid input for ${label}: ${describeErrors(check.errors, 'input')}`, false);
+  }
   const controller = new AbortController();
   const ctx: ToolContext = {
     step,

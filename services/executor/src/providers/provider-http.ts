@@ -1,3 +1,5 @@
+import type { Agent as HttpAgent } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
 import axios, { type AxiosResponse, type Method } from 'axios';
 import { ToolError, type ToolContext } from '../tools/tool.js';
 import { accessToken, serviceLabel } from './credentials.js';
@@ -17,8 +19,15 @@ export type Verdict =
 export type Classifier = (res: AxiosResponse) => Verdict;
 
 export interface ProviderRequest {
-  service: keyof ToolContext['env']['settings']['providerUrls'];
+  /** A built-in provider, or a custom tool's OAuth service (its name). */
+  service: string;
   scopes: readonly string[];
+  /** Instead of the built-in provider's base URL (custom tools). */
+  baseUrl?: string;
+  /** No user token: the API needs no authorization (a custom tool without OAuth). */
+  anonymous?: boolean;
+  /** Agents that every connection must use (the SSRF guard for account-supplied URLs). */
+  agents?: { http: HttpAgent; https: HttpsAgent };
   method: Method;
   path: string;
   params?: Record<string, unknown>;
@@ -57,8 +66,8 @@ export async function callProvider<T = unknown>(
     tokens = new Map<string, string>();
     stepTokens.set(ctx, tokens);
   }
-  let token = tokens.get(req.service) ?? (await accessToken(ctx, req.service, req.scopes));
-  tokens.set(req.service, token);
+  let token = req.anonymous ? '' : (tokens.get(req.service) ?? (await accessToken(ctx, req.service, req.scopes)));
+  if (!req.anonymous) tokens.set(req.service, token);
   let refreshed = false;
   let failures = 0;
   let limited = 0;
@@ -69,12 +78,13 @@ export async function callProvider<T = unknown>(
     try {
       res = await axios.request({
         method: req.method,
-        baseURL: s.providerUrls[req.service],
+        baseURL: req.baseUrl ?? (s.providerUrls as unknown as Record<string, string>)[req.service] ?? '',
         url: req.path,
+        ...(req.agents ? { httpAgent: req.agents.http, httpsAgent: req.agents.https, proxy: false as const } : {}),
         ...(req.params ? { params: req.params } : {}),
         ...(req.body !== undefined ? { data: req.body } : {}),
         headers: {
-          Authorization: `Bearer ${token}`,
+          ...(req.anonymous ? {} : { Authorization: `Bearer ${token}` }),
           Accept: 'application/json',
           'User-Agent': 'task-execution-service/1.0',
           ...(req.write ? { 'Idempotency-Key': ctx.step.idempotency_key } : {}),
@@ -129,6 +139,14 @@ export async function callProvider<T = unknown>(
         break;
       }
       case 'unauthorized':
+        if (req.anonymous) {
+          throw new ToolError(
+            'step_failed',
+            `${label} refused the request (HTTP ${res?.status ?? 401}); the tool sends no token: it has no OAuth configuration`,
+            false,
+            `Register ${label} with an oauth block if its API needs a user's authorization`,
+          );
+        }
         if (refreshed) {
           throw new ToolError(
             'auth_token_expired',

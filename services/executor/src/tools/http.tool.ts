@@ -1,7 +1,5 @@
-import http from 'node:http';
-import https from 'node:https';
 import axios, { type AxiosResponse } from 'axios';
-import { AllowList, SsrfError, checkUrl, guardedLookup } from './ssrf.js';
+import { SsrfError, checkUrl, guardedAgents } from './ssrf.js';
 import { ToolError, type ActionImpl, type ToolContext } from './tool.js';
 
 /**
@@ -11,20 +9,6 @@ import { ToolError, type ActionImpl, type ToolContext } from './tool.js';
  * HTTP_TOOL_MAX_BYTES and the request to HTTP_TOOL_TIMEOUT_MS.
  */
 const MAX_REDIRECTS = 3;
-const agents = new WeakMap<object, { allow: AllowList; http: http.Agent; https: https.Agent }>();
-
-function agentsFor(ctx: ToolContext) {
-  const key = ctx.env.settings.http;
-  let a = agents.get(key);
-  if (!a) {
-    const allow = new AllowList(key.allowHosts);
-    const lookup = guardedLookup(allow);
-    a = { allow, http: new http.Agent({ lookup }), https: new https.Agent({ lookup }) };
-    agents.set(key, a);
-  }
-  return a;
-}
-
 async function send(
   ctx: ToolContext,
   method: 'GET' | 'POST',
@@ -33,7 +17,7 @@ async function send(
   json?: unknown,
 ): Promise<Record<string, unknown>> {
   const { maxBytes, timeoutMs } = ctx.env.settings.http;
-  const a = agentsFor(ctx);
+  const a = guardedAgents(ctx.env.settings.http);
   let current = url;
   let verb = method;
   for (let hop = 0; ; hop++) {
@@ -116,7 +100,7 @@ export const httpActions: Record<string, ActionImpl> = {
   post: async (input, ctx) => {
     if (ctx.step.environment === 'test') {
       // Sandbox: no request leaves the service; the URL is still checked.
-      checkUrl(String(input['url']), agentsFor(ctx).allow);
+      checkUrl(String(input['url']), guardedAgents(ctx.env.settings.http).allow);
       const body = JSON.stringify({ sandbox: true, received: input['json'] ?? null });
       return {
         url: input['url'],

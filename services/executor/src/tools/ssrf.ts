@@ -1,4 +1,6 @@
 import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /**
@@ -146,4 +148,18 @@ export function guardedLookup(allow: AllowList): LookupFunction {
       return callback(null, first?.address, first?.family);
     });
   }) as unknown as LookupFunction;
+}
+
+const agents = new WeakMap<object, { allow: AllowList; http: http.Agent; https: https.Agent }>();
+
+/** HTTP(S) agents whose every connection passes the guard; one pair per settings object. */
+export function guardedAgents(settings: { allowHosts: readonly string[] }): { allow: AllowList; http: http.Agent; https: https.Agent } {
+  let a = agents.get(settings);
+  if (!a) {
+    const allow = new AllowList(settings.allowHosts);
+    const lookup = guardedLookup(allow);
+    a = { allow, http: new http.Agent({ lookup }), https: new https.Agent({ lookup }) };
+    agents.set(settings, a);
+  }
+  return a;
 }

@@ -568,8 +568,56 @@ export function buildInput(b: BuildInput): Record<string, unknown> {
       put(out, 'values', b.prev ? primaryRef(b.prev) : undefined);
       put(out, 'separator', a.quoteAfter('with|by|separator|using'));
       break;
+    default:
+      schemaInput(a, b, out);
   }
   return out;
+}
+
+/**
+ * Input of an action the planner has no rules for (custom tools), from its input schema:
+ * `field "value"`, `field: value` or `field=value` for each property (also with spaces for
+ * underscores), emails for email fields, the count for a limit; then the remaining quotes,
+ * in order, fill the required string fields still empty.
+ */
+function schemaInput(a: Args, b: BuildInput, out: Record<string, unknown>): void {
+  const schema = b.tool.actions.find((x) => x.name === b.action)?.input as
+    | { properties?: Record<string, { type?: string; format?: string }>; required?: string[] }
+    | undefined;
+  const props = Object.entries(schema?.properties ?? {});
+  const plain = a.t.replace(QUOTE_TOKEN, ' ');
+  for (const [name, p] of props) {
+    const label = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replaceAll('_', '[\\s_]+');
+    const quoted = a.quoteAfter(label);
+    const bare = rx(`\\b${label}\\s*(?:=|:)\\s*([^\\s,;]+)`, 'i').exec(plain)?.[1];
+    let value: unknown = quoted ?? bare;
+    if (value === undefined && (p.format === 'email' || /email/.test(name))) value = a.e.emails[0];
+    if (value === undefined && /^(?:limit|count|max|max_results|per_page)$/.test(name)) value = a.e.count ?? countBefore(plain, b.action);
+    put(out, name, coerce(value, p.type));
+  }
+  for (const name of schema?.required ?? []) {
+    if (out[name] !== undefined || (schema?.properties?.[name]?.type ?? 'string') !== 'string') continue;
+    put(out, name, a.firstFree());
+  }
+}
+
+/** "5 contacts" for an action named list_contacts: a number before a word of the action's name. */
+function countBefore(text: string, action: string): number | undefined {
+  const nouns = action.split('_').filter((w) => w.length > 2);
+  if (nouns.length === 0) return undefined;
+  const m = rx(`\\b(\\d{1,4})\\s+(?:[a-z]+\\s+)?(?:${nouns.join('|')})\\b`, 'i').exec(text);
+  return m?.[1] ? Number(m[1]) : undefined;
+}
+
+/** A prompt's text as the schema's type; undefined when it does not fit. */
+function coerce(value: unknown, type: string | undefined): unknown {
+  if (typeof value !== 'string' || type === undefined || type === 'string') return value;
+  if (type === 'integer' || type === 'number') {
+    const n = Number(value);
+    return Number.isFinite(n) && (type === 'number' || Number.isInteger(n)) ? n : undefined;
+  }
+  if (type === 'boolean') return value === 'true' ? true : value === 'false' ? false : undefined;
+  return value;
 }
 
 function parseJson(s: string | undefined): unknown {

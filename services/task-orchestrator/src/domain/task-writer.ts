@@ -10,15 +10,20 @@ import {
   type TaskEvent,
   type TaskEventKind,
   type TaskReply,
+  type ToolView,
 } from '@tes/contracts';
-import { findTool } from '@tes/catalog';
+import { BUILT_IN_TOOLS, findTool, type ToolDef } from '@tes/catalog';
 import type { Logger } from '@tes/logger';
 import type { OutboxMessage, TaskDoc, TaskRepository, WorkflowStep } from '../store/task.repository.js';
-import { planWorkflow, selectTool } from './planner.js';
+import type { ToolRepository } from '../store/tool.repository.js';
+import { customStep, customToolDef } from './custom-tools.js';
+import { planWorkflowDetailed, selectTool } from './planner.js';
 import { planWorkflowWithLlm, type LlmPlannerOptions } from './planner-llm.js';
 
 export interface WriterDeps {
   tasks: TaskRepository;
+  /** The accounts' custom tools: planned and run like the built-ins. */
+  tools: ToolRepository;
   logger: Logger;
   stepTimeoutMs: number;
   /** When set, workflows come from the LLM planner, after the create answer. */
@@ -40,7 +45,9 @@ export class TaskWriter {
    * fast) and the first step in the outbox; the answer goes out right after it.
    */
   async create(cmd: TaskCreate, reply: (body: TaskReply) => Promise<void>, correlationId?: string): Promise<void> {
-    const tool = selectTool(cmd.prompt);
+    const custom = await this.deps.tools.list(cmd.account_id, cmd.environment);
+    const catalog = catalogWith(custom);
+    const tool = selectTool(cmd.prompt, catalog);
     if (!tool) return reply(err('no_matching_tool', 'No tool matches the prompt; see docs/engine.md for what the service can do'));
     if (tool.service && !cmd.user_id) {
       return reply(err('invalid_request', `user_id is required: tool ${tool.name} acts on a user's ${tool.service} account`));
@@ -76,7 +83,9 @@ export class TaskWriter {
     emit(doc, 'created');
     const answer = createdReply(doc);
     // The deterministic planner is pure and takes microseconds: plan before the insert.
-    if (doc.status === 'running' && !this.deps.llm) this.applyPlan(doc, planWorkflow(doc.prompt, tool, new Date(doc.created_at)));
+    if (doc.status === 'running' && !this.deps.llm) {
+      this.applyPlan(doc, planWorkflowDetailed(doc.prompt, tool, { now: new Date(doc.created_at), tools: catalog }).steps, custom);
+    }
 
     if (!(await this.deps.tasks.insert(doc))) {
       // A redelivered create: answer with what exists and finish what was left undone.
@@ -200,7 +209,9 @@ export class TaskWriter {
   /** Moves a running task without a workflow forward: plan, then run or preview. */
   private async advance(doc: TaskDoc): Promise<void> {
     if (doc.status !== 'running' || doc.workflow) return;
-    const tool = findTool(doc.tool);
+    const custom = await this.deps.tools.list(doc.account_id, doc.environment);
+    const catalog = catalogWith(custom);
+    const tool = findTool(doc.tool, catalog);
     const now = new Date(doc.created_at);
     const llm = this.deps.llm;
     const workflow = !tool
@@ -208,18 +219,22 @@ export class TaskWriter {
       : llm
         ? await planWorkflowWithLlm(doc.prompt, tool, {
             ...llm,
+            tools: catalog,
             now,
             onFallback: (reason: string) =>
               this.deps.logger.warn('llm planner fell back to the deterministic one', { task_id: doc._id, reason }),
           })
-        : planWorkflow(doc.prompt, tool, now);
-    this.applyPlan(doc, workflow);
+        : planWorkflowDetailed(doc.prompt, tool, { now, tools: catalog }).steps;
+    this.applyPlan(doc, workflow, custom);
     await this.commit(doc);
     if (doc.status !== 'running') await this.admitNext(doc.account_id);
   }
 
-  /** Applies a generated workflow: fail it (empty or too deep), preview it (test mode), or start it. No I/O. */
-  private applyPlan(doc: TaskDoc, workflow: WorkflowStep[]): void {
+  /**
+   * Applies a generated workflow: fail it (empty or too deep), preview it (test mode), or start it.
+   * The custom tools it uses are kept with the task, so it runs as planned even if they change. No I/O.
+   */
+  private applyPlan(doc: TaskDoc, workflow: WorkflowStep[], custom: readonly ToolView[]): void {
     if (workflow.length > WORKFLOW_MAX_STEPS || workflow.length === 0) {
       doc.status = 'failed';
       doc.failed_at = isoNow();
@@ -237,13 +252,20 @@ export class TaskWriter {
       return;
     }
     doc.workflow = workflow;
+    const used = custom.filter((t) => workflow.some((s) => s.tool === t.name));
+    if (used.length > 0) doc.custom_tools = used;
     if (doc.mode === 'test') {
       doc.status = 'complete';
       doc.completed_at = isoNow();
       doc.result = {
         preview: {
           tool: doc.tool,
-          steps: workflow.map((s) => ({ tool: s.tool, action: s.action, input: s.input, side_effect: sideEffectOf(s.tool, s.action) })),
+          steps: workflow.map((s) => ({
+            tool: s.tool,
+            action: s.action,
+            input: s.input,
+            side_effect: sideEffectOf(s.tool, s.action, catalogWith(used)),
+          })),
         },
       };
       emit(doc, 'completed');
@@ -255,6 +277,8 @@ export class TaskWriter {
   private dispatchCurrent(doc: TaskDoc): void {
     const step = doc.workflow?.[doc.current_step];
     if (!step || !doc.workflow) return;
+    const customTool = doc.custom_tools?.find((t) => t.name === step.tool);
+    const custom = customTool && customStep(customTool, step.action);
     const msg: OutboxMessage<'step.run'> = {
       id: newMessageId(),
       type: 'step.run',
@@ -270,6 +294,7 @@ export class TaskWriter {
         input: step.input,
         idempotency_key: `${doc._id}:${doc.current_step}`,
         timeout_ms: this.deps.stepTimeoutMs,
+        ...(custom ? { custom } : {}),
       },
     };
     doc.outbox.push(msg);
@@ -327,8 +352,13 @@ function resultOf(doc: TaskDoc): Record<string, unknown> {
   return { ...last, steps: doc.outputs };
 }
 
-function sideEffectOf(tool: string, action: string): string {
-  return findTool(tool)?.actions.find((a) => a.name === action)?.side_effect ?? 'read';
+function sideEffectOf(tool: string, action: string, tools: readonly ToolDef[]): string {
+  return findTool(tool, tools)?.actions.find((a) => a.name === action)?.side_effect ?? 'read';
+}
+
+/** The built-in catalog, then the account's custom tools (built-ins win ties: catalog order). */
+function catalogWith(custom: readonly ToolView[]): readonly ToolDef[] {
+  return custom.length === 0 ? BUILT_IN_TOOLS : [...BUILT_IN_TOOLS, ...custom.map(customToolDef)];
 }
 
 /** The create answer: the task as created (version 1), whatever planning did since. */

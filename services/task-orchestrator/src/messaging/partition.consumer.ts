@@ -6,15 +6,19 @@ import {
   type TaskCancel,
   type TaskCreate,
   type TaskReconcile,
+  type ToolDelete,
+  type ToolListRequest,
+  type ToolRegister,
 } from '@tes/contracts';
 import type { Broker } from '@tes/messaging';
 import type { TaskWriter } from '../domain/task-writer.js';
+import type { ToolAdmin } from '../domain/tool-admin.js';
 
 /**
  * Every replica consumes every partition; single-active-consumer makes exactly one
  * of them the writer of each partition at a time, and `serial` keeps queue order.
  */
-export async function consumePartitions(broker: Broker, writer: TaskWriter, prefetch: number): Promise<void> {
+export async function consumePartitions(broker: Broker, writer: TaskWriter, tools: ToolAdmin, prefetch: number): Promise<void> {
   for (let p = 0; p < PARTITIONS; p++) {
     await broker.consume(
       { ...QUEUES.orchestratorPartition(p), singleActiveConsumer: true },
@@ -30,6 +34,12 @@ export async function consumePartitions(broker: Broker, writer: TaskWriter, pref
             return writer.connectionChanged(d.data as ConnectionChanged);
           case 'task.reconcile':
             return writer.reconcile((d.data as TaskReconcile).task_id, (d.data as TaskReconcile).version);
+          case 'tool.register':
+            return tools.register(d.data as ToolRegister, (body) => d.reply(body));
+          case 'tool.list':
+            return tools.list(d.data as ToolListRequest, (body) => d.reply(body));
+          case 'tool.delete':
+            return tools.delete(d.data as ToolDelete, (body) => d.reply(body));
           default:
             return undefined;
         }

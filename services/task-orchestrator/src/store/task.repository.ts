@@ -1,5 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
-import type { Environment, MessageDataMap, MessageType, TaskError, TaskStatus } from '@tes/contracts';
+import type { Environment, MessageDataMap, MessageType, TaskError, TaskStatus, ToolView } from '@tes/contracts';
 import { isDuplicateKey } from '@tes/store';
 
 export interface WorkflowStep {
@@ -36,6 +36,8 @@ export interface TaskDoc {
   result?: Record<string, unknown>;
   error?: TaskError;
   workflow?: WorkflowStep[];
+  /** The custom tools the workflow uses, as they were when it was planned. */
+  custom_tools?: ToolView[];
   /** Set while `waiting`: the user's service connection the current step needs. */
   waiting_on?: { service: string } | null;
   /** Index of the step running now (or next to run). */

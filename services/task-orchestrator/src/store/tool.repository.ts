@@ -1,0 +1,41 @@
+import { Schema, type Connection } from 'mongoose';
+import type { Environment, ToolView } from '@tes/contracts';
+
+/** A custom tool of one account's environment, as registered (never a client secret: the vault keeps it). */
+export interface ToolDoc {
+  _id: string;
+  account_id: string;
+  environment: Environment;
+  name: string;
+  tool: ToolView;
+}
+
+const toolSchema = new Schema<ToolDoc>({ _id: String, account_id: String, environment: String, name: String }, { versionKey: false, strict: false });
+toolSchema.index({ account_id: 1, environment: 1, name: 1 });
+
+/** Written only by the partition consumer of the tool's account, like tasks: no concurrent writers. */
+export class ToolRepository {
+  private readonly model;
+
+  constructor(conn: Connection) {
+    this.model = conn.model<ToolDoc>('Tool', toolSchema, 'custom_tools');
+  }
+
+  /** Creates or replaces; true when it was created. */
+  async put(accountId: string, environment: Environment, tool: ToolView): Promise<boolean> {
+    const doc: ToolDoc = { _id: `${accountId}:${environment}:${tool.name}`, account_id: accountId, environment, name: tool.name, tool };
+    const r = await this.model.collection.replaceOne({ _id: doc._id } as never, doc, { upsert: true });
+    return r.upsertedCount > 0;
+  }
+
+  async list(accountId: string, environment: Environment): Promise<ToolView[]> {
+    const docs = await this.model.find({ account_id: accountId, environment }).sort({ name: 1 }).lean<ToolDoc[]>().exec();
+    return docs.map((d) => d.tool);
+  }
+
+  /** False when there was no such tool. */
+  async delete(accountId: string, environment: Environment, name: string): Promise<boolean> {
+    const r = await this.model.collection.deleteOne({ _id: `${accountId}:${environment}:${name}` } as never);
+    return r.deletedCount > 0;
+  }
+}
