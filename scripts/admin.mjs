@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Operator CLI: `pnpm admin <group> <command> ...`. Each service owns its data, so each
 // group is answered by the CLI of the service that owns it; this file only routes.
-//   accounts, keys, owners  → gateway (accounts, API keys, dashboard owners)
+//   accounts, keys, owners,
+//   tools                   → gateway (accounts, API keys, dashboard owners; custom tools, which
+//                             it registers with the orchestrator and the vault over the broker)
 //   webhooks, secrets,
 //   deliveries              → webhook-dispatcher (endpoints, signing secrets, delivery log)
 //   vault                   → oauth-vault (reencrypt, settings-link, connections list)
@@ -16,6 +18,7 @@ const OWNERS = {
   accounts: 'gateway',
   keys: 'gateway',
   owners: 'gateway',
+  tools: 'gateway',
   webhooks: 'webhook-dispatcher',
   secrets: 'webhook-dispatcher',
   deliveries: 'webhook-dispatcher',

@@ -478,6 +478,8 @@ describe('public API conformance: fields, validation, errors', () => {
         '/tasks/{task_id}',
         '/tasks/{task_id}/cancel',
         '/tasks/{task_id}/trace',
+        '/tools',
+        '/tools/{name}',
         '/users/{user_id}/connections',
         '/users/{user_id}/connections/{service}',
         '/users/{user_id}/settings_link',

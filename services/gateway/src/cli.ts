@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { newId, type Environment } from '@tes/contracts';
+import { ENVIRONMENTS, newId, type Environment } from '@tes/contracts';
+import { AppError } from '@tes/errors';
+import { Broker } from '@tes/messaging';
 import { createLogger } from '@tes/logger';
 import { connectMongo, ensureIndexes } from '@tes/store';
 import { AccountRepository, type ApiKeyDoc } from './store/account.repository.js';
@@ -7,6 +10,8 @@ import { generateApiKey, hashApiKey } from './domain/api-key.js';
 import { PLAN_NAMES, type Plan } from './domain/plans.js';
 import { hashPassword, passwordProblem } from './dashboard/password.js';
 import { EMAIL_PATTERN, EmailTakenError, OwnerRepository, normalizeEmail } from './dashboard/store/owner.repository.js';
+import { deleteTool, listTools, registerTool, type ToolScope } from './http/routes/tools/tool-commands.js';
+import { parseManifest } from './http/routes/tools/tool-manifest.js';
 
 /**
  * Operator CLI for what the gateway owns: accounts and API keys.
@@ -22,7 +27,10 @@ const USAGE = `usage:
   keys list --account ID
   keys revoke --key KEY_ID
   owners create --account ID --email EMAIL (--password-stdin | --password PASSWORD)
-  owners list --account ID`;
+  owners list --account ID
+  tools register --account ID --env test|live --file MANIFEST.json   (through the running services)
+  tools list --account ID --env test|live
+  tools delete --account ID --env test|live --name NAME`;
 
 async function main(argv: string[]): Promise<unknown> {
   const { values, positionals } = parseArgs({
@@ -39,6 +47,7 @@ async function main(argv: string[]): Promise<unknown> {
       email: { type: 'string' },
       password: { type: 'string' },
       'password-stdin': { type: 'boolean' },
+      file: { type: 'string' },
     },
   });
   const [group, command, id] = positionals;
@@ -127,11 +136,51 @@ async function main(argv: string[]): Promise<unknown> {
         const list = await owners.owners.find({ account_id: acct.account_id }).sort({ created_at: 1 }).lean().exec();
         return list.map((o) => ({ owner_id: o._id, account_id: o.account_id, email: o.email, created_at: o.created_at }));
       }
+      case 'tools register':
+      case 'tools list':
+      case 'tools delete': {
+        const acct = await accountOrFail(repo, values.account);
+        if (!ENVIRONMENTS.includes(values.env as Environment)) throw new UsageError('--env must be test or live');
+        return await withBroker(logger, async (broker) => {
+          const scope: ToolScope = { accountId: acct.account_id, environment: values.env as Environment, timeoutMs: 10_000 };
+          if (command === 'list') return listTools(broker, scope);
+          if (command === 'delete') {
+            if (!values.name) throw new UsageError('--name is required');
+            await deleteTool(broker, scope, values.name);
+            return { deleted: values.name };
+          }
+          if (!values.file) throw new UsageError('--file is required (the JSON manifest; - reads standard input)');
+          const text = readFileSync(values.file === '-' ? 0 : values.file, 'utf8');
+          let manifest: unknown;
+          try {
+            manifest = JSON.parse(text);
+          } catch (err) {
+            throw new UsageError(`${values.file} is not JSON: ${(err as Error).message}`);
+          }
+          return registerTool(broker, scope, parseManifest(manifest));
+        });
+      }
       default:
         throw new UsageError(USAGE);
     }
   } finally {
     await mongo.close();
+  }
+}
+
+/** Tools live with the orchestrator and the vault: the CLI asks them over the broker, as the API does. */
+async function withBroker<T>(logger: ReturnType<typeof createLogger>, fn: (broker: Broker) => Promise<T>): Promise<T> {
+  const broker = new Broker({
+    url: process.env['AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672',
+    source: 'gateway-cli',
+    logger,
+    namespace: process.env['AMQP_NAMESPACE'] ?? '',
+  });
+  await broker.connect();
+  try {
+    return await fn(broker);
+  } finally {
+    await broker.close(2000);
   }
 }
 
@@ -192,9 +241,8 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    process.stderr.write(
-      `${JSON.stringify({ error: { code: usage ? 'invalid_request' : 'internal_error', message: (err as Error).message } })}\n`,
-    );
+    const code = err instanceof AppError ? err.code : usage ? 'invalid_request' : 'internal_error';
+    process.stderr.write(`${JSON.stringify({ error: { code, message: (err as Error).message } })}\n`);
     process.exit(1);
   },
 );

@@ -5,11 +5,13 @@ import { createLogger } from '@tes/logger';
 import { connectMongo, ensureIndexes } from '@tes/store';
 import { cliConfigSchema, publicBaseUrl, type CliConfig } from './config.js';
 import { resealedDoc } from './domain/connection-docs.js';
+import { resealedProviderDoc } from './domain/custom-provider-docs.js';
 import { KeyRing } from './domain/key-ring.js';
 import { readSecret, VaultConfigError } from './domain/secrets.js';
 import { TokenSigner } from './domain/signed-tokens.js';
 import { toView } from './domain/revoke-connection.use-case.js';
 import { ConnectionRepository } from './store/connection.repository.js';
+import { CustomProviderRepository } from './store/custom-provider.repository.js';
 import { LeaseRepository } from './store/lease.repository.js';
 
 /**
@@ -20,7 +22,7 @@ import { LeaseRepository } from './store/lease.repository.js';
 class UsageError extends Error {}
 
 const USAGE = `usage:
-  reencrypt                                    re-seal every stored token under the current key of VAULT_KEYS
+  reencrypt                                    re-seal every stored token and custom provider secret under the current key of VAULT_KEYS
   settings-link --account ID --env test|live --user ID [--ttl SECONDS]
                                                a signed, expiring link to the user's connection settings page
   connections list --account ID --env test|live --user ID
@@ -45,7 +47,7 @@ async function main(argv: string[]): Promise<unknown> {
       return { url: `${publicBaseUrl(config)}/settings?token=${encodeURIComponent(token)}`, expires_at: expiresAt.toISOString() };
     }
     case 'reencrypt':
-      return withConnections(config, async (connections, ring) => {
+      return withStore(config, async ({ connections, customProviders }, ring) => {
         let scanned = 0;
         let rewritten = 0;
         const failed: { connection_id: string; error: string }[] = [];
@@ -67,11 +69,17 @@ async function main(argv: string[]): Promise<unknown> {
             }
           }
         }
-        return { current_key_id: ring.currentKid, scanned, rewritten, failed };
+        return {
+          current_key_id: ring.currentKid,
+          scanned,
+          rewritten,
+          failed,
+          custom_providers: await resealProviders(customProviders, ring),
+        };
       });
     case 'connections list': {
       const user = required(values, 'account', 'env', 'user');
-      return withConnections(config, async (connections) => {
+      return withStore(config, async ({ connections }) => {
         const docs = await connections.listFor(user.account, user.env, user.user);
         return docs.map((d) => ({
           ...toView(d),
@@ -86,7 +94,34 @@ async function main(argv: string[]): Promise<unknown> {
   }
 }
 
-async function withConnections<T>(config: CliConfig, fn: (connections: ConnectionRepository, ring: KeyRing) => Promise<T>): Promise<T> {
+/** Custom tools' client secrets not sealed with the current key, sealed again (a re-registration in between wins). */
+async function resealProviders(repo: CustomProviderRepository, ring: KeyRing) {
+  let scanned = 0;
+  let rewritten = 0;
+  const failed: { provider_id: string; error: string }[] = [];
+  let after = '';
+  for (;;) {
+    const batch = await repo.sealedWithOtherKey(ring.currentKid, 100, after);
+    if (batch.length === 0) break;
+    for (const doc of batch) {
+      after = doc._id;
+      scanned += 1;
+      try {
+        if (await repo.replaceIfUnchanged(resealedProviderDoc(doc, ring), doc.client_secret_enc)) rewritten += 1;
+      } catch (err) {
+        failed.push({ provider_id: doc._id, error: (err as Error).message });
+      }
+    }
+  }
+  return { scanned, rewritten, failed };
+}
+
+interface Store {
+  connections: ConnectionRepository;
+  customProviders: CustomProviderRepository;
+}
+
+async function withStore<T>(config: CliConfig, fn: (store: Store, ring: KeyRing) => Promise<T>): Promise<T> {
   const keys = readSecret(process.env, 'VAULT_KEYS');
   if (!keys) throw new UsageError('VAULT_KEYS (or VAULT_KEYS_FILE) must be set: the key ring the tokens are sealed with');
   const ring = KeyRing.parse(keys);
@@ -95,8 +130,9 @@ async function withConnections<T>(config: CliConfig, fn: (connections: Connectio
   try {
     const leases = new LeaseRepository(mongo, config.LEASE_TTL_MS);
     const connections = new ConnectionRepository(mongo, leases, config.LEASE_TTL_MS + 15_000);
+    const customProviders = new CustomProviderRepository(mongo);
     await ensureIndexes(mongo);
-    return await fn(connections, ring);
+    return await fn({ connections, customProviders }, ring);
   } finally {
     await mongo.close();
   }

@@ -10,7 +10,8 @@ import type { ConnectionDoc } from './store/connection.repository.js';
 
 /**
  * Key rotation without downtime: a vault with the ring "k2,k1" writes under k2 and still reads
- * k1; `cli reencrypt` (the built CLI, as a process) moves every token to k2; then k1 can go.
+ * k1; `cli reencrypt` (the built CLI, as a process) moves every token and every custom tool's
+ * client secret to k2; then k1 can go.
  */
 describe('key rotation', () => {
   const k1 = `k1:${newKey()}`;
@@ -46,6 +47,20 @@ describe('key rotation', () => {
       const reply = await h.credential({ user_id: user, scopes: ['repo'] });
       expect((await consent(new Browser(), reply.auth_url as string)).text).toContain('Connected');
     }
+    const tool = { account_id: ACCOUNT, environment: 'live' as const, service: 'rot_tool' };
+    const registered = await h.client.request(
+      'provider.register',
+      {
+        ...tool,
+        display_name: 'Rotating tool',
+        authorize_url: `${h.auth.issuer}/auth`,
+        token_url: `${h.auth.issuer}/token`,
+        client_id: 'rot-client',
+        client_secret: 'rot-secret-0123456789',
+      },
+      { timeoutMs: 20_000 },
+    );
+    expect(registered).toEqual({ ok: true });
     const before = await all();
     expect(before.map((d) => d.key_id)).toEqual(['k1', 'k1', 'k1']);
     const plain = (d: ConnectionDoc, ring = h.deps.ring) => ({
@@ -67,7 +82,17 @@ describe('key rotation', () => {
       // Re-encrypt: the two k1 connections move to k2; tokens unchanged.
       const res = cli(['reencrypt'], `${k2},${k1}`);
       expect(res.status).toBe(0);
-      expect(JSON.parse(res.stdout)).toEqual({ current_key_id: 'k2', scanned: 2, rewritten: 2, failed: [] });
+      expect(JSON.parse(res.stdout)).toEqual({
+        current_key_id: 'k2',
+        scanned: 2,
+        rewritten: 2,
+        failed: [],
+        custom_providers: { scanned: 1, rewritten: 1, failed: [] },
+      });
+      expect(await h.mongo.db!.collection('custom_providers').findOne({ service: 'rot_tool' })).toMatchObject({
+        key_id: 'k2',
+        client_secret_enc: expect.stringMatching(/^v1\.k2\./),
+      });
       const after = await all();
       expect(after.map((d) => d.key_id)).toEqual(['k2', 'k2', 'k2']);
       for (const d of after) {
@@ -78,7 +103,11 @@ describe('key rotation', () => {
       expect(plain(after[2] as ConnectionDoc, rotated.deps.ring)).toEqual(originals[2]);
       expect(after[0]?.generation).toBe((before[0]?.generation ?? 0) + 1);
       // Nothing left to do the second time.
-      expect(JSON.parse(cli(['reencrypt'], `${k2},${k1}`).stdout)).toMatchObject({ scanned: 0, rewritten: 0 });
+      expect(JSON.parse(cli(['reencrypt'], `${k2},${k1}`).stdout)).toMatchObject({
+        scanned: 0,
+        rewritten: 0,
+        custom_providers: { scanned: 0, rewritten: 0 },
+      });
     } finally {
       await rotated.close();
     }
@@ -87,6 +116,7 @@ describe('key rotation', () => {
     const onlyK2 = await h.addReplica({ keys: k2, consume: false });
     try {
       for (const user of ['k-ann', 'k-ben', 'k-cat']) expect((await getCredential(q(user), onlyK2.deps)).status).toBe('ok');
+      expect(await onlyK2.deps.providers.resolve('rot_tool', tool)).toMatchObject({ clientSecret: 'rot-secret-0123456789' });
     } finally {
       await onlyK2.close();
     }
@@ -94,6 +124,7 @@ describe('key rotation', () => {
     const onlyK1 = await h.addReplica({ keys: k1, consume: false });
     try {
       await expect(getCredential(q('k-ann'), onlyK1.deps)).rejects.toThrow(/not in the key ring/);
+      await expect(onlyK1.deps.providers.resolve('rot_tool', tool)).rejects.toThrow(/not in the key ring/);
     } finally {
       await onlyK1.close();
     }

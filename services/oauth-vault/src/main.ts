@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   });
   const deps = buildVault({ config, env: process.env, mongo, sink: connectionChangedPublisher(broker), logger, ring, signer });
   countRefreshes(deps.oauth, (outcome) => metrics.tokenRefreshes.inc({ outcome }));
-  const configured = deps.providers
+  const configured = deps.providers.registry
     .all()
     .filter((p) => p.configured)
     .map((p) => p.service);

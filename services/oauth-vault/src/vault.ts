@@ -8,7 +8,9 @@ import { readSecret, VaultConfigError } from './domain/secrets.js';
 import { TokenSigner } from './domain/signed-tokens.js';
 import { OAuthClient } from './providers/oauth-client.js';
 import { loadProviders } from './providers/provider-registry.js';
+import { ProviderResolver } from './providers/provider-resolver.js';
 import { ConnectionRepository } from './store/connection.repository.js';
+import { CustomProviderRepository } from './store/custom-provider.repository.js';
 import { LeaseRepository } from './store/lease.repository.js';
 import { OutboxRepository } from './store/outbox.repository.js';
 import { PendingAuthorizationRepository } from './store/pending-authorization.repository.js';
@@ -59,14 +61,16 @@ export interface BuildOptions {
   signer: TokenSigner;
 }
 
-/** Repositories, provider registry and clients: the use cases' dependencies. */
+/** Repositories, provider resolver and clients: the use cases' dependencies. */
 export function buildVault(o: BuildOptions): VaultDeps {
   const { config } = o;
   const leases = new LeaseRepository(o.mongo, config.LEASE_TTL_MS);
   const connections = new ConnectionRepository(o.mongo, leases, config.LEASE_TTL_MS + config.PROVIDER_TIMEOUT_MS + 5000);
   const outbox = new OutboxRepository(o.mongo);
+  const customProviders = new CustomProviderRepository(o.mongo);
   return {
-    providers: loadProviders(o.env),
+    providers: new ProviderResolver(loadProviders(o.env), customProviders, o.ring),
+    customProviders,
     connections,
     pending: new PendingAuthorizationRepository(o.mongo),
     leases,

@@ -32,9 +32,16 @@ export interface AuthServer {
  * Starts the real authorization server (`oidc-server.cjs`, oidc-provider) as its own process.
  * It is ESM-only, so it runs beside jest rather than inside it.
  */
-export async function startAuthServer(o: { redirectUri: string; accessTokenTtl?: number; scopes?: string[] }): Promise<AuthServer> {
-  const clientId = 'vault-client';
-  const clientSecret = 'vault-client-secret-123';
+export async function startAuthServer(o: {
+  redirectUri: string;
+  accessTokenTtl?: number;
+  scopes?: string[];
+  /** The one client the server knows (default vault-client / vault-client-secret-123). */
+  clientId?: string;
+  clientSecret?: string;
+}): Promise<AuthServer> {
+  const clientId = o.clientId ?? 'vault-client';
+  const clientSecret = o.clientSecret ?? 'vault-client-secret-123';
   const child: ChildProcess = spawn(process.execPath, [path.join(__dirname, 'oidc-server.cjs')], {
     cwd: path.join(__dirname, '..'),
     env: {

@@ -289,7 +289,12 @@ describe('task writer (real broker and database)', () => {
       description,
       base_url: 'https://crm.example.com/api',
       created_at: new Date().toISOString(),
-      oauth: { authorize_url: 'https://crm.example.com/authorize', token_url: 'https://crm.example.com/token', client_id: 'cid', scopes: ['contacts'] },
+      oauth: {
+        authorize_url: 'https://crm.example.com/authorize',
+        token_url: 'https://crm.example.com/token',
+        client_id: 'cid',
+        scopes: ['contacts'],
+      },
       actions: [
         {
           name: 'list_contacts',
@@ -327,7 +332,10 @@ describe('task writer (real broker and database)', () => {
       const acct = uniqueName('acct');
       await toolRequest('tool.register', acct, { tool: crm() });
       const prompt = 'List 3 contacts from the acme crm';
-      expect(await create(acct, prompt)).toMatchObject({ ok: false, error: { code: 'invalid_request', message: expect.stringContaining('user_id') } });
+      expect(await create(acct, prompt)).toMatchObject({
+        ok: false,
+        error: { code: 'invalid_request', message: expect.stringContaining('user_id') },
+      });
       const reply = await create(acct, prompt, { user_id: 'u1' });
       expect(reply.task).toMatchObject({ status: 'running', tool: 'acme_crm' });
       const step = await stepFor(reply.task.id);
@@ -349,6 +357,42 @@ describe('task writer (real broker and database)', () => {
 
       await toolRequest('tool.delete', acct, { name: 'acme_crm' });
       expect(await create(acct, prompt, { user_id: 'u1' })).toMatchObject({ ok: false, error: { code: 'no_matching_tool' } });
+    });
+
+    it('fails the tasks waiting for consent to a tool when the tool is deleted', async () => {
+      const acct = uniqueName('acct');
+      await toolRequest('tool.register', acct, { tool: crm() });
+      const reply = await create(acct, 'List 3 contacts from the acme crm', { user_id: 'u1' });
+      const step = await stepFor(reply.task.id);
+      await client.publish(
+        'step.result',
+        {
+          task_id: step.task_id,
+          account_id: acct,
+          environment: 'test',
+          step_index: 0,
+          outcome: 'needs_authorization',
+          authorization: {
+            reason: 'oauth_consent_required',
+            service: 'acme_crm',
+            auth_url: 'http://127.0.0.1:1/oauth/start/z',
+            message: 'Connect',
+          },
+          duration_ms: 1,
+        },
+        { partitionKey: acct },
+      );
+      await waitFor(async () => (await tasks.get(reply.task.id))?.status === 'waiting', { what: 'waiting' });
+      expect(await toolRequest('tool.delete', acct, { name: 'acme_crm' })).toEqual({ ok: true });
+      const failed = await waitFor(async () => {
+        const t = await tasks.get(reply.task.id);
+        return t?.status === 'failed' ? t : undefined;
+      });
+      expect(failed.error).toMatchObject({
+        code: 'step_failed',
+        recoverable: false,
+        message: expect.stringContaining('acme_crm was deleted'),
+      });
     });
   });
 });

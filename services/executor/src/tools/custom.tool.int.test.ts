@@ -63,13 +63,22 @@ describe('custom tool actions', () => {
     const result = await runStep(s, h.deps(allowLoopback));
     expect(result).toMatchObject({ outcome: 'complete', output: { id: 'c_1', name: 'Ada', vip: false } });
     expect(crm.requests).toHaveLength(1);
-    expect(crm.requests[0]).toMatchObject({ method: 'POST', path: '/api/accounts/north%2Feast/contacts', token: 'tok-valid', body: { name: 'Ada', vip: false } });
+    expect(crm.requests[0]).toMatchObject({
+      method: 'POST',
+      path: '/api/accounts/north%2Feast/contacts',
+      token: 'tok-valid',
+      body: { name: 'Ada', vip: false },
+    });
     expect(crm.requests[0]?.headers['idempotency-key']).toBe(s.idempotency_key);
     expect(vault.requests[0]).toMatchObject({ service: 'acme_crm', scopes: ['contacts.write'], user_id: 'user_1' });
   });
 
   it('live GET: the input goes in the query string; a JSON array answer comes back under data', async () => {
-    const custom = action({ method: 'GET', path: '/contacts', input_schema: { type: 'object', properties: { limit: { type: 'integer' } } } });
+    const custom = action({
+      method: 'GET',
+      path: '/contacts',
+      input_schema: { type: 'object', properties: { limit: { type: 'integer' } } },
+    });
     const result = await runStep(step(custom, { limit: 2 }), h.deps(allowLoopback));
     expect(result).toMatchObject({ outcome: 'complete', output: { data: [{ id: 'c_1', name: 'Ada' }], status: 200 } });
     expect(crm.requests[0]?.query.get('limit')).toBe('2');
@@ -88,7 +97,10 @@ describe('custom tool actions', () => {
     vault.answer = () => ({ status: 'authorization_required', auth_url: 'https://crm.example/authorize?x', message: 'Connect Acme CRM' });
     try {
       const result = await runStep(step(action(), { account: 'a', name: 'Ada' }), h.deps(allowLoopback));
-      expect(result).toMatchObject({ outcome: 'needs_authorization', authorization: { service: 'acme_crm', auth_url: 'https://crm.example/authorize?x' } });
+      expect(result).toMatchObject({
+        outcome: 'needs_authorization',
+        authorization: { service: 'acme_crm', auth_url: 'https://crm.example/authorize?x' },
+      });
       expect(crm.requests).toHaveLength(0);
     } finally {
       vault.answer = () => ({ status: 'ok', access_token: 'tok-valid' });
@@ -119,7 +131,13 @@ describe('custom tool actions', () => {
   });
 
   it('a tool without OAuth sends no token and asks the vault nothing', async () => {
-    const custom = action({ method: 'DELETE', path: '/contacts/{id}', service: null, scopes: [], input_schema: { type: 'object', properties: { id: { type: 'string' } } } });
+    const custom = action({
+      method: 'DELETE',
+      path: '/contacts/{id}',
+      service: null,
+      scopes: [],
+      input_schema: { type: 'object', properties: { id: { type: 'string' } } },
+    });
     const result = await runStep(step(custom, { id: 'c_1' }), h.deps(allowLoopback));
     expect(crm.requests[0]).toMatchObject({ method: 'DELETE', path: '/api/contacts/c_1' });
     expect(crm.requests[0]?.headers.authorization).toBeUndefined();

@@ -20,7 +20,10 @@ export function checkCustomInput(custom: CustomAction, input: Record<string, unk
  * The HTTP request of a custom action: `{field}` in the path takes that input field
  * (URL-encoded); the other fields go in the query string (GET, DELETE) or as the JSON body.
  */
-export function customRequest(custom: CustomAction, input: Record<string, unknown>): { path: string; params?: Record<string, unknown>; body?: unknown } {
+export function customRequest(
+  custom: CustomAction,
+  input: Record<string, unknown>,
+): { path: string; params?: Record<string, unknown>; body?: unknown } {
   const rest = { ...input };
   const path = custom.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
     const v = rest[name];
@@ -38,11 +41,23 @@ export function customRequest(custom: CustomAction, input: Record<string, unknow
  * user's token from the vault (when the tool has OAuth), through the SSRF guard and the
  * same retry and failure mapping as the built-in providers.
  */
-export async function runCustomAction(custom: CustomAction, input: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>> {
+export async function runCustomAction(
+  custom: CustomAction,
+  input: Record<string, unknown>,
+  ctx: ToolContext,
+): Promise<Record<string, unknown>> {
   const req = customRequest(custom, input);
   const url = `${custom.base_url.replace(/\/+$/, '')}${req.path}`;
   if (ctx.step.environment === 'test') {
-    return { sandbox: true, request: { method: custom.method, url, ...(req.params ? { query: req.params } : {}), ...(req.body !== undefined ? { body: req.body } : {}) } };
+    return {
+      sandbox: true,
+      request: {
+        method: custom.method,
+        url,
+        ...(req.params ? { query: req.params } : {}),
+        ...(req.body !== undefined ? { body: req.body } : {}),
+      },
+    };
   }
   const agents = guardedAgents(ctx.env.settings.http);
   try {
@@ -65,5 +80,7 @@ export async function runCustomAction(custom: CustomAction, input: Record<string
   });
   // The result is an object: the API's JSON object as is, anything else under `data`.
   const data = res.data;
-  return data !== null && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>) : { data: data ?? null, status: res.status };
+  return data !== null && typeof data === 'object' && !Array.isArray(data)
+    ? (data as Record<string, unknown>)
+    : { data: data ?? null, status: res.status };
 }

@@ -17,6 +17,9 @@ import { getTraceRoute } from './routes/tasks/get-trace.route.js';
 import { listConnectionsRoute } from './routes/users/list-connections.route.js';
 import { createSettingsLinkRoute } from './routes/users/create-settings-link.route.js';
 import { revokeConnectionRoute } from './routes/users/revoke-connection.route.js';
+import { deleteToolRoute } from './routes/tools/delete-tool.route.js';
+import { getToolRoute, listToolsRoute } from './routes/tools/list-tools.route.js';
+import { registerToolRoute } from './routes/tools/register-tool.route.js';
 import { createDashboard, type DashboardOptions } from '../dashboard/index.js';
 
 export interface AppDeps {
@@ -81,6 +84,8 @@ export function createApp(deps: AppDeps): express.Express {
   v1.all('/users/:user_id/connections', methods({ get: api(listConnectionsRoute(upstream)) }));
   v1.all('/users/:user_id/connections/:service', methods({ delete: api(revokeConnectionRoute(upstream)) }));
   v1.all('/users/:user_id/settings_link', methods({ post: api(createSettingsLinkRoute(upstream)) }));
+  v1.all('/tools', methods({ post: api(registerToolRoute(upstream)), get: api(listToolsRoute(upstream)) }));
+  v1.all('/tools/:name', methods({ get: api(getToolRoute(upstream)), delete: api(deleteToolRoute(upstream)) }));
   app.use('/v1', v1);
   if (deps.dashboard) app.use('/dashboard', createDashboard(deps, deps.dashboard));
 

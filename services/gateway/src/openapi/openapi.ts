@@ -16,6 +16,10 @@ import {
   taskSchema,
   traceSchema,
   traceStepSchema,
+  toolListSchema,
+  toolManifestSchema,
+  toolPathSchema,
+  toolViewSchema,
 } from '@tes/contracts';
 import { API_ERROR_STATUS, type ApiErrorCode } from '@tes/errors';
 
@@ -38,6 +42,9 @@ export const COMPONENT_SCHEMAS = {
   Connection: connectionViewSchema,
   ConnectionList: connectionListSchema,
   SettingsLink: settingsLinkSchema,
+  ToolManifest: toolManifestSchema,
+  Tool: toolViewSchema,
+  ToolList: toolListSchema,
   ErrorEnvelope: errorEnvelopeSchema,
 } as const satisfies Record<string, object>;
 
@@ -69,7 +76,7 @@ interface OperationSpec {
   operationId: string;
   summary: string;
   description: string;
-  tag: 'Tasks' | 'Connections' | 'Meta';
+  tag: 'Tasks' | 'Connections' | 'Tools' | 'Meta';
   parameters?: Json[];
   requestBody?: Json;
   success: { status: number; description: string; schema?: ComponentName; headers?: Record<string, Json> };
@@ -110,6 +117,14 @@ const taskIdParam: Json = {
 function pathParam(name: 'user_id' | 'service', description: string): Json {
   return { name, in: 'path', required: true, description, schema: toOpenApiSchema(connectionPathSchema.properties[name]) };
 }
+
+const toolNameParam: Json = {
+  name: 'name',
+  in: 'path',
+  required: true,
+  description: 'The tool name.',
+  schema: toOpenApiSchema(toolPathSchema.properties.name),
+};
 
 const OPERATIONS: Record<string, Partial<Record<'get' | 'post' | 'delete', OperationSpec>>> = {
   '/tasks': {
@@ -229,6 +244,53 @@ const OPERATIONS: Record<string, Partial<Record<'get' | 'post' | 'delete', Opera
       upstream: true,
     },
   },
+  '/tools': {
+    post: {
+      operationId: 'registerTool',
+      summary: 'Register a custom tool',
+      tag: 'Tools',
+      description:
+        "Creates (201) or replaces (200) the custom HTTP tool of this name in the key's environment. The planner and the executor then treat it like a built-in. " +
+        'With an `oauth` block the tool acts for end users: its client secret is encrypted by the oauth-vault and never shown again. ' +
+        "Test keys never call the tool's API: their steps answer the request they would make.",
+      requestBody: { required: true, content: { 'application/json': { schema: ref('ToolManifest') } } },
+      success: { status: 201, description: 'The tool, without its client secret (200 when it replaced one).', schema: 'Tool' },
+      errors: [],
+      upstream: true,
+    },
+    get: {
+      operationId: 'listTools',
+      summary: 'List custom tools',
+      tag: 'Tools',
+      description: "The custom tools of the key's environment, by name.",
+      success: { status: 200, description: 'The tools.', schema: 'ToolList' },
+      errors: [],
+      upstream: true,
+    },
+  },
+  '/tools/{name}': {
+    get: {
+      operationId: 'getTool',
+      summary: 'Get a custom tool',
+      tag: 'Tools',
+      description: 'One custom tool, without its client secret.',
+      parameters: [toolNameParam],
+      success: { status: 200, description: 'The tool.', schema: 'Tool' },
+      errors: ['not_found'],
+      upstream: true,
+    },
+    delete: {
+      operationId: 'deleteTool',
+      summary: 'Delete a custom tool',
+      tag: 'Tools',
+      description:
+        "New tasks can no longer use it; its OAuth client and the users' connections to it are forgotten. Tasks already planned keep their copy.",
+      parameters: [toolNameParam],
+      success: { status: 204, description: 'Deleted.' },
+      errors: ['not_found'],
+      upstream: true,
+    },
+  },
   '/openapi.json': {
     get: {
       operationId: 'getOpenApi',
@@ -319,7 +381,7 @@ export function buildOpenApiDocument(): Record<string, Json> {
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     servers: [{ url: '/v1' }],
     security: [{ apiKey: [] }],
-    tags: [{ name: 'Tasks' }, { name: 'Connections' }, { name: 'Meta' }],
+    tags: [{ name: 'Tasks' }, { name: 'Connections' }, { name: 'Tools' }, { name: 'Meta' }],
     paths,
     components: {
       schemas,

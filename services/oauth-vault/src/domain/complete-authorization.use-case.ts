@@ -42,10 +42,10 @@ export async function completeAuthorization(input: CallbackInput, deps: VaultDep
   if (!(await leases.once(`state:${state.jti}`, 'oauth-state', new Date(state.exp * 1000))))
     return { kind: 'invalid_state', reason: 'replayed' };
 
-  const provider = providers.get(state.svc);
+  const key = { account_id: state.acct, environment: state.env, user_id: state.usr, service: state.svc };
+  const provider = await providers.resolve(state.svc, key);
   const displayName = provider?.displayName ?? state.svc;
   const retryUrl = `${settings.publicBaseUrl}/oauth/start/${state.pa}`;
-  const key = { account_id: state.acct, environment: state.env, user_id: state.usr, service: state.svc };
   const log = logger.child({ account_id: state.acct, service: state.svc, pending_id: state.pa });
 
   if (input.error) {

@@ -1,7 +1,8 @@
 import type { Logger } from '@tes/logger';
 import type { OAuthClient } from '../providers/oauth-client.js';
-import type { ProviderRegistry } from '../providers/provider-registry.js';
+import type { ProviderResolver } from '../providers/provider-resolver.js';
 import type { ConnectionRepository } from '../store/connection.repository.js';
+import type { CustomProviderRepository } from '../store/custom-provider.repository.js';
 import type { LeaseRepository } from '../store/lease.repository.js';
 import type { PendingAuthorizationRepository } from '../store/pending-authorization.repository.js';
 import type { Announcer } from './announcer.js';
@@ -22,7 +23,10 @@ export interface VaultSettings extends Schedule {
 
 /** Everything the use cases need; built once in main.ts (or a test). */
 export interface VaultDeps {
-  providers: ProviderRegistry;
+  /** Every provider lookup: the deployment's providers, then the account's custom ones. */
+  providers: ProviderResolver;
+  /** Custom tools' OAuth clients (provider.register / provider.delete). */
+  customProviders: CustomProviderRepository;
   connections: ConnectionRepository;
   pending: PendingAuthorizationRepository;
   leases: LeaseRepository;

@@ -21,7 +21,7 @@ export const FORCE_REFRESH_DEDUPE_MS = 2000;
  *  - provider unreachable while the token is already expired → error (retryable).
  */
 export async function getCredential(q: CredentialGet, deps: VaultDeps): Promise<CredentialReply> {
-  const provider = deps.providers.get(q.service);
+  const provider = await deps.providers.resolve(q.service, q);
   if (!provider) return { status: 'error', message: `No OAuth provider is known for service ${q.service}` };
   if (!provider.configured) return { status: 'error', message: `OAuth for ${provider.displayName} is not configured on this deployment` };
   const key = pickKey(q);

@@ -12,7 +12,7 @@ import type { VaultDeps } from './deps.js';
  */
 export async function refreshConnection(seen: ConnectionDoc, deps: VaultDeps, trigger: string): Promise<ConnectionDoc> {
   const { connections, providers, oauth, ring, settings, logger } = deps;
-  const provider = providers.get(seen.service);
+  const provider = await providers.resolve(seen.service, seen);
   if (!provider?.configured) throw new ProviderCallError(false, 'not_configured', `OAuth for ${seen.service} is not configured`);
   const log = logger.child({ connection_id: seen._id, service: seen.service, account_id: seen.account_id });
   const result = await connections.mutate(seen._id, 'refresh', {

@@ -1,4 +1,5 @@
 import type { ConnectionView } from '@tes/contracts';
+import type { Provider } from '../providers/provider-registry.js';
 import { connectionIdOf, type ConnectionDoc, type ConnectionKey } from '../store/connection.repository.js';
 import { openAccessToken, openRefreshToken, revokedDoc } from './connection-docs.js';
 import type { VaultDeps } from './deps.js';
@@ -23,7 +24,7 @@ export async function revokeConnection(input: ConnectionKey, deps: VaultDeps): P
   const current = await deps.connections.find(id);
   if (!current || current.status === 'revoked') return notFound;
 
-  const provider = deps.providers.get(key.service);
+  const provider = await deps.providers.resolve(key.service, key);
   const log = deps.logger.child({ connection_id: id, service: key.service, account_id: key.account_id });
   const event = await deps.announcer.prepare({ ...key, outcome: 'revoked', scopes: current.scopes }, id);
   let providerRevoked = false;
@@ -31,7 +32,7 @@ export async function revokeConnection(input: ConnectionKey, deps: VaultDeps): P
     needed: (d) => d !== null && d.status !== 'revoked',
     apply: async (d) => {
       if (!d) return null;
-      if (provider?.configured && d.status === 'connected') providerRevoked = await revokeAtProvider(d, deps, log);
+      if (provider?.configured && d.status === 'connected') providerRevoked = await revokeAtProvider(provider, d, deps, log);
       return revokedDoc(d, event._id);
     },
   });
@@ -41,9 +42,7 @@ export async function revokeConnection(input: ConnectionKey, deps: VaultDeps): P
   return { ok: true, provider_revoked: providerRevoked };
 }
 
-async function revokeAtProvider(d: ConnectionDoc, deps: VaultDeps, log: VaultDeps['logger']): Promise<boolean> {
-  const provider = deps.providers.get(d.service);
-  if (!provider) return false;
+async function revokeAtProvider(provider: Provider, d: ConnectionDoc, deps: VaultDeps, log: VaultDeps['logger']): Promise<boolean> {
   try {
     let accessToken: string | undefined;
     let refreshToken: string | undefined;

@@ -27,7 +27,7 @@ export async function startAuthorization(pendingId: string, deps: VaultDeps): Pr
   const { pending, providers, signer, ring, settings } = deps;
   const pa = await pending.find(pendingId);
   if (!pa || pa.expires_at.getTime() <= Date.now()) return { kind: 'expired' };
-  const provider = providers.get(pa.service);
+  const provider = await providers.resolve(pa.service, pa);
   if (!provider?.configured || !provider.clientId) return { kind: 'unavailable', service: pa.service };
 
   const nonce = randomBytes(32).toString('base64url');

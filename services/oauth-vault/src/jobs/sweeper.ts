@@ -109,7 +109,7 @@ export class Sweeper {
     if (!due) return;
     const slot = await this.deps.leases.once(`probe:${doc._id}:${due.getTime()}`, 'probe', new Date(Date.now() + 10 * 60_000));
     if (!slot) return;
-    const provider = this.deps.providers.get(doc.service);
+    const provider = await this.deps.providers.resolve(doc.service, doc);
     if (!provider?.configured) return;
     const log = this.deps.logger.child({ connection_id: doc._id, service: doc.service });
     try {

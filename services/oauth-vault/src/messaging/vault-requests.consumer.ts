@@ -1,5 +1,14 @@
-import { QUEUES, type ConnectionRevoke, type ConnectionsList, type CredentialGet, type SettingsLinkCreate } from '@tes/contracts';
+import {
+  QUEUES,
+  type ConnectionRevoke,
+  type ConnectionsList,
+  type CredentialGet,
+  type ProviderDelete,
+  type ProviderRegister,
+  type SettingsLinkCreate,
+} from '@tes/contracts';
 import type { Broker } from '@tes/messaging';
+import { deleteProvider, registerProvider } from '../domain/custom-providers.use-case.js';
 import type { VaultDeps } from '../domain/deps.js';
 import { getCredential } from '../domain/get-credential.use-case.js';
 import { listConnections, revokeConnection } from '../domain/revoke-connection.use-case.js';
@@ -8,7 +17,10 @@ import { listConnections, revokeConnection } from '../domain/revoke-connection.u
  * The vault's request/reply queue (validated by the broker against the catalog):
  *  - credential.get → {status: ok|authorization_required|expired|error, ...} (the only reply with a token);
  *  - connections.list → {ok: true, connections: [...]} (never a token);
- *  - connection.revoke → {ok: true} | {ok: false, error: {code: 'connection_not_found', message}}.
+ *  - connection.revoke → {ok: true} | {ok: false, error: {code: 'connection_not_found', message}};
+ *  - provider.register (a custom tool's OAuth client; the secret is sealed, never echoed or logged)
+ *    → {ok: true} | {ok: false, error: {code: 'invalid_request', message}} for a deployment's service name;
+ *  - provider.delete → {ok: true} (idempotent; the provider's connections go with it) | invalid_request as above.
  * A failure answers with an error instead of leaving the requester to time out.
  */
 export async function consumeVaultRequests(broker: Broker, deps: VaultDeps, prefetch: number, settingsLinkTtlS = 3600): Promise<void> {
@@ -35,6 +47,10 @@ export async function consumeVaultRequests(broker: Broker, deps: VaultDeps, pref
             const url = `${deps.settings.publicBaseUrl}/settings?token=${encodeURIComponent(token)}`;
             return await d.reply({ ok: true, url, expires_at: expiresAt.toISOString() });
           }
+          case 'provider.register':
+            return await d.reply(await registerProvider(d.data as ProviderRegister, deps));
+          case 'provider.delete':
+            return await d.reply(await deleteProvider(d.data as ProviderDelete, deps));
           default:
             return undefined;
         }

@@ -115,8 +115,8 @@ export const BUILT_IN_PROVIDERS: readonly ProviderDef[] = [
   },
 ];
 
-/** Defaults of a custom provider (a custom tool's OAuth service), declared in OAUTH_CUSTOM_PROVIDERS. */
-const CUSTOM_DEFAULTS: Omit<ProviderDef, 'service' | 'displayName' | 'authorizeUrl' | 'tokenUrl'> = {
+/** Defaults of a custom provider (a custom tool's OAuth service), declared in OAUTH_CUSTOM_PROVIDERS or registered. */
+export const CUSTOM_DEFAULTS: Omit<ProviderDef, 'service' | 'displayName' | 'authorizeUrl' | 'tokenUrl'> = {
   revocationUrl: null,
   revocationStyle: 'rfc7009',
   probeUrl: null,

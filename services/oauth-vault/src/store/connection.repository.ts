@@ -136,6 +136,15 @@ export class ConnectionRepository {
     return this.model.find({ account_id: accountId, environment, user_id: userId }).sort({ service: 1 }).lean<ConnectionDoc[]>().exec();
   }
 
+  /**
+   * Deletes every user's connection to a service of an account's environment (its provider is
+   * gone). Not under the write lease: nothing of that service should be written any more.
+   */
+  async deleteForService(accountId: string, environment: Environment, service: string): Promise<number> {
+    const res = await this.model.deleteMany({ account_id: accountId, environment, service }).exec();
+    return res.deletedCount;
+  }
+
   async dueForRefresh(now: Date, limit: number): Promise<ConnectionDoc[]> {
     return this.model
       .find({ status: 'connected', next_refresh_at: { $ne: null, $lte: now } })

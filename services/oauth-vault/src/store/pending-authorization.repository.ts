@@ -1,4 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
+import type { Environment } from '@tes/contracts';
 import type { ConnectionKey } from './connection.repository.js';
 
 /**
@@ -88,6 +89,16 @@ export class PendingAuthorizationRepository {
       .exec();
     const want = scopes.join(' ');
     return docs.find((d) => [...d.scopes].sort().join(' ') === want) ?? null;
+  }
+
+  /** Deletes the pending authorizations (and their consent attempts) of a service of an account's environment. */
+  async deleteForService(accountId: string, environment: Environment, service: string): Promise<number> {
+    const filter = { account_id: accountId, environment, service };
+    const ids = (await this.pending.find(filter, { _id: 1 }).lean<{ _id: string }[]>().exec()).map((d) => d._id);
+    if (ids.length === 0) return 0;
+    await this.attempts.deleteMany({ pending_id: { $in: ids } }).exec();
+    const res = await this.pending.deleteMany(filter).exec();
+    return res.deletedCount;
   }
 
   async createAttempt(doc: AuthAttemptDoc): Promise<void> {

@@ -10,7 +10,12 @@ const CRM: ToolView = {
   keywords: ['customer'],
   base_url: 'https://crm.example.com/api',
   created_at: '2026-01-01T00:00:00.000Z',
-  oauth: { authorize_url: 'https://crm.example.com/oauth/authorize', token_url: 'https://crm.example.com/oauth/token', client_id: 'c', scopes: ['contacts'] },
+  oauth: {
+    authorize_url: 'https://crm.example.com/oauth/authorize',
+    token_url: 'https://crm.example.com/oauth/token',
+    client_id: 'c',
+    scopes: ['contacts'],
+  },
   actions: [
     {
       name: 'create_contact',
@@ -29,7 +34,10 @@ const CRM: ToolView = {
       description: 'List contacts',
       method: 'GET',
       path: '/contacts',
-      input_schema: { type: 'object', properties: { limit: { type: 'integer' }, vip_only: { type: 'boolean' } } },
+      input_schema: {
+        type: 'object',
+        properties: { limit: { type: 'integer' }, vip_only: { type: 'boolean' }, status: { type: 'string', enum: ['active', 'archived'] } },
+      },
     },
     {
       name: 'delete_contact',
@@ -43,7 +51,8 @@ const CRM: ToolView = {
 };
 
 const TOOLS = [...BUILT_IN_TOOLS, customToolDef(CRM)];
-const plan = (prompt: string) => planWorkflowDetailed(prompt, selectTool(prompt, TOOLS), { tools: TOOLS, now: new Date('2026-01-01T00:00:00Z') });
+const plan = (prompt: string) =>
+  planWorkflowDetailed(prompt, selectTool(prompt, TOOLS), { tools: TOOLS, now: new Date('2026-01-01T00:00:00Z') });
 
 describe('custom tools in the planner', () => {
   it('become catalog entries: service = own name when OAuth is configured, scopes merged, side effects from the method', () => {
@@ -56,14 +65,20 @@ describe('custom tools in the planner', () => {
       ['delete_contact', 'destructive'],
     ]);
     expect(def.actions[0]?.scopes).toEqual(['contacts', 'contacts.write']);
-    expect(customToolDef({ ...CRM, oauth: undefined } as ToolView).service).toBeNull();
+    const { oauth: _oauth, ...withoutOauth } = CRM;
+    expect(customToolDef(withoutOauth).service).toBeNull();
   });
 
   it.each([
-    ['Create a contact in the acme crm named "Ada Lovelace" with email ada@example.com', 'create_contact', { name: 'Ada Lovelace', email: 'ada@example.com' }],
+    [
+      'Create a contact in the acme crm named "Ada Lovelace" with email ada@example.com',
+      'create_contact',
+      { name: 'Ada Lovelace', email: 'ada@example.com' },
+    ],
     ['Add a CRM contact "Grace Hopper", company: Navy', 'create_contact', { name: 'Grace Hopper', company: 'Navy' }],
     ['List 5 contacts from the acme crm', 'list_contacts', { limit: 5 }],
     ['Show the customer contacts in acme crm, vip_only=true', 'list_contacts', { vip_only: true }],
+    ['List the archived contacts in the acme crm', 'list_contacts', { status: 'archived' }],
     ['Remove the acme crm contact contact_id: c_42', 'delete_contact', { contact_id: 'c_42' }],
   ])('plans %s', (prompt, action, input) => {
     const { steps, problems } = plan(prompt);
@@ -96,7 +111,8 @@ describe('custom tools in the planner', () => {
   });
 
   it('reserves the names of built-in tools and services', () => {
-    for (const name of ['github', 'slack', 'google_calendar', 'gmail', 'notion', 'http', 'text', 'data']) expect(RESERVED_TOOL_NAMES.has(name)).toBe(true);
+    for (const name of ['github', 'slack', 'google_calendar', 'gmail', 'notion', 'http', 'text', 'data'])
+      expect(RESERVED_TOOL_NAMES.has(name)).toBe(true);
     expect(RESERVED_TOOL_NAMES.has('acme_crm')).toBe(false);
   });
 });

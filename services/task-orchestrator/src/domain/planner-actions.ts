@@ -577,13 +577,13 @@ export function buildInput(b: BuildInput): Record<string, unknown> {
 /**
  * Input of an action the planner has no rules for (custom tools), from its input schema:
  * `field "value"`, `field: value` or `field=value` for each property (also with spaces for
- * underscores), emails for email fields, the count for a limit; then the remaining quotes,
- * in order, fill the required string fields still empty.
+ * underscores), emails for email fields, the count for a limit, the one allowed value of an
+ * enum the prompt names; then the remaining quotes, in order, fill the required string fields
+ * still empty.
  */
 function schemaInput(a: Args, b: BuildInput, out: Record<string, unknown>): void {
   const schema = b.tool.actions.find((x) => x.name === b.action)?.input as
-    | { properties?: Record<string, { type?: string; format?: string }>; required?: string[] }
-    | undefined;
+    { properties?: Record<string, { type?: string; format?: string; enum?: unknown[] }>; required?: string[] } | undefined;
   const props = Object.entries(schema?.properties ?? {});
   const plain = a.t.replace(QUOTE_TOKEN, ' ');
   for (const [name, p] of props) {
@@ -592,6 +592,13 @@ function schemaInput(a: Args, b: BuildInput, out: Record<string, unknown>): void
     const bare = rx(`\\b${label}\\s*(?:=|:)\\s*([^\\s,;]+)`, 'i').exec(plain)?.[1];
     let value: unknown = quoted ?? bare;
     if (value === undefined && (p.format === 'email' || /email/.test(name))) value = a.e.emails[0];
+    if (value === undefined && p.enum) {
+      // One of the allowed values named in the prompt ("the open tickets" → state: open).
+      const named = p.enum.filter(
+        (v): v is string => typeof v === 'string' && rx(`\\b${v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i').test(plain),
+      );
+      if (named.length === 1) value = named[0];
+    }
     if (value === undefined && /^(?:limit|count|max|max_results|per_page)$/.test(name)) value = a.e.count ?? countBefore(plain, b.action);
     put(out, name, coerce(value, p.type));
   }

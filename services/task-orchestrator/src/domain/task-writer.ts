@@ -187,6 +187,25 @@ export class TaskWriter {
     if (ev.outcome === 'denied' && waiting.length > 0) await this.admitNext(ev.account_id);
   }
 
+  /** A custom tool was deleted: the tasks waiting for a user's consent to it can never resume; they fail. */
+  async toolDeleted(accountId: string, environment: TaskDoc['environment'], name: string): Promise<void> {
+    const waiting = await this.deps.tasks.waitingOn(accountId, environment, name);
+    for (const doc of waiting) {
+      doc.waiting_on = null;
+      doc.status = 'failed';
+      doc.failed_at = isoNow();
+      doc.error = {
+        code: 'step_failed',
+        message: `The custom tool ${name} was deleted while the task waited for the user's authorization`,
+        tool: doc.tool,
+        recoverable: false,
+      };
+      emit(doc, 'failed');
+      await this.commit(doc);
+    }
+    if (waiting.length > 0) await this.admitNext(accountId);
+  }
+
   /**
    * Relays what was not sent and re-dispatches a stalled step (same idempotency key).
    * `seenVersion` is the version the reaper saw: a task that moved since is not stalled.

@@ -22,24 +22,27 @@ export class ToolAdmin {
     if (RESERVED_TOOL_NAMES.has(cmd.tool.name)) {
       return reply({ ok: false, error: { code: 'invalid_request', message: `name "${cmd.tool.name}" is a built-in tool or service` } });
     }
-    const created = await this.tools.put(cmd.account_id, cmd.environment, cmd.tool);
+    const { tool, created } = await this.tools.put(cmd.account_id, cmd.environment, cmd.tool);
     this.logger.info(created ? 'custom tool registered' : 'custom tool replaced', {
       account_id: cmd.account_id,
       environment: cmd.environment,
       tool: cmd.tool.name,
     });
-    return reply({ ok: true, created, tool: cmd.tool });
+    return reply({ ok: true, created, tool });
   }
 
   async list(cmd: ToolListRequest, reply: Reply): Promise<void> {
     return reply({ ok: true, tools: await this.tools.list(cmd.account_id, cmd.environment) });
   }
 
-  async delete(cmd: ToolDelete, reply: Reply): Promise<void> {
+  /** True when the tool existed (the caller then fails the tasks waiting on it). */
+  async delete(cmd: ToolDelete, reply: Reply): Promise<boolean> {
     if (!(await this.tools.delete(cmd.account_id, cmd.environment, cmd.name))) {
-      return reply({ ok: false, error: { code: 'not_found', message: `No tool ${cmd.name}` } });
+      await reply({ ok: false, error: { code: 'not_found', message: `No tool ${cmd.name}` } });
+      return false;
     }
     this.logger.info('custom tool deleted', { account_id: cmd.account_id, environment: cmd.environment, tool: cmd.name });
-    return reply({ ok: true });
+    await reply({ ok: true });
+    return true;
   }
 }

@@ -38,8 +38,12 @@ export async function consumePartitions(broker: Broker, writer: TaskWriter, tool
             return tools.register(d.data as ToolRegister, (body) => d.reply(body));
           case 'tool.list':
             return tools.list(d.data as ToolListRequest, (body) => d.reply(body));
-          case 'tool.delete':
-            return tools.delete(d.data as ToolDelete, (body) => d.reply(body));
+          case 'tool.delete': {
+            const cmd = d.data as ToolDelete;
+            const deleted = await tools.delete(cmd, (body) => d.reply(body));
+            if (deleted) await writer.toolDeleted(cmd.account_id, cmd.environment, cmd.name);
+            return undefined;
+          }
           default:
             return undefined;
         }

@@ -112,6 +112,15 @@ export class TaskRepository {
       .exec();
   }
 
+  /** Tasks of the account's environment waiting for a connection to one service, whoever the user. */
+  async waitingOn(accountId: string, environment: Environment, service: string): Promise<TaskDoc[]> {
+    return this.model
+      .find({ account_id: accountId, environment, status: 'waiting', 'waiting_on.service': service })
+      .sort({ created_at: 1, _id: 1 })
+      .lean<TaskDoc[]>()
+      .exec();
+  }
+
   /** The account's longest-waiting pending task (FIFO admission). */
   async oldestPending(accountId: string): Promise<TaskDoc | null> {
     return this.model.findOne({ account_id: accountId, status: 'pending' }).sort({ created_at: 1, _id: 1 }).lean<TaskDoc>().exec();

@@ -10,7 +10,10 @@ export interface ToolDoc {
   tool: ToolView;
 }
 
-const toolSchema = new Schema<ToolDoc>({ _id: String, account_id: String, environment: String, name: String }, { versionKey: false, strict: false });
+const toolSchema = new Schema<ToolDoc>(
+  { _id: String, account_id: String, environment: String, name: String },
+  { versionKey: false, strict: false },
+);
 toolSchema.index({ account_id: 1, environment: 1, name: 1 });
 
 /** Written only by the partition consumer of the tool's account, like tasks: no concurrent writers. */
@@ -21,11 +24,14 @@ export class ToolRepository {
     this.model = conn.model<ToolDoc>('Tool', toolSchema, 'custom_tools');
   }
 
-  /** Creates or replaces; true when it was created. */
-  async put(accountId: string, environment: Environment, tool: ToolView): Promise<boolean> {
-    const doc: ToolDoc = { _id: `${accountId}:${environment}:${tool.name}`, account_id: accountId, environment, name: tool.name, tool };
-    const r = await this.model.collection.replaceOne({ _id: doc._id } as never, doc, { upsert: true });
-    return r.upsertedCount > 0;
+  /** Creates or replaces (a replaced tool keeps its created_at); answers the stored tool and whether it is new. */
+  async put(accountId: string, environment: Environment, tool: ToolView): Promise<{ tool: ToolView; created: boolean }> {
+    const _id = `${accountId}:${environment}:${tool.name}`;
+    const existing = await this.model.findById(_id, { 'tool.created_at': 1 }).lean<Pick<ToolDoc, 'tool'>>().exec();
+    const stored = existing ? { ...tool, created_at: existing.tool.created_at } : tool;
+    const doc: ToolDoc = { _id, account_id: accountId, environment, name: tool.name, tool: stored };
+    await this.model.collection.replaceOne({ _id } as never, doc, { upsert: true });
+    return { tool: stored, created: !existing };
   }
 
   async list(accountId: string, environment: Environment): Promise<ToolView[]> {

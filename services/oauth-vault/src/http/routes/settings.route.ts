@@ -31,10 +31,13 @@ export function settingsPageRoute(deps: VaultDeps): RequestHandler {
       );
     }
     const csrf = deps.signer.csrfFor(link.jti, nonce);
-    const connections = await listConnections({ account_id: link.acct, environment: link.env, user_id: link.usr }, deps);
+    const scope = { account_id: link.acct, environment: link.env };
+    const connections = await listConnections({ ...scope, user_id: link.usr }, deps);
     const revoked = queryString(req, 'revoked');
-    const rows = connections.map((c) => {
-      const name = deps.providers.get(c.service)?.displayName ?? c.service;
+    const revokedName = revoked ? await deps.providers.displayName(revoked, scope) : undefined;
+    const names = await Promise.all(connections.map((c) => deps.providers.displayName(c.service, scope)));
+    const rows = connections.map((c, i) => {
+      const name = names[i] ?? c.service;
       const revoke =
         c.status !== 'revoked'
           ? html`<form method="post" action="/settings/revoke">
@@ -62,7 +65,7 @@ export function settingsPageRoute(deps: VaultDeps): RequestHandler {
     });
     const body = html`<h1>Connected services</h1>
       <p>Services you have allowed the application to use on your behalf.</p>
-      ${revoked ? html`<p class="flash">${deps.providers.get(revoked)?.displayName ?? revoked} has been disconnected.</p>` : ''}
+      ${revokedName ? html`<p class="flash">${revokedName} has been disconnected.</p>` : ''}
       ${
         rows.length > 0
           ? html`<table>
@@ -119,7 +122,8 @@ export function settingsReconnectRoute(deps: VaultDeps): RequestHandler {
     const link = verifyLink(deps, queryString(req, 'token'), res);
     if (!link) return;
     const service = queryString(req, 'service') ?? '';
-    const provider = deps.providers.get(service);
+    const key = { account_id: link.acct, environment: link.env, user_id: link.usr, service };
+    const provider = await deps.providers.resolve(service, key);
     if (!provider?.configured) {
       res
         .status(404)
@@ -127,7 +131,6 @@ export function settingsReconnectRoute(deps: VaultDeps): RequestHandler {
         .send(messagePage('warn', 'Unknown service', ['That service cannot be connected here.']));
       return;
     }
-    const key = { account_id: link.acct, environment: link.env, user_id: link.usr, service };
     const doc = await deps.connections.find(connectionIdOf(key));
     const scopes = normalizeScopes([...provider.defaultScopes, ...(doc?.scopes ?? [])]);
     const auth = await requestAuthorization(key, scopes, 'settings', deps);
