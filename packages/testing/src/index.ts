@@ -54,12 +54,12 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts a built service (`services/<name>/dist/main.js`) as a real process. */
-export function startService(name: string, env: Record<string, string>): ServiceProcess {
+/** Starts a built service (`services/<name>/dist/main.js`) as a real process; `nodeArgs` go before the script (e.g. --cpu-prof). */
+export function startService(name: string, env: Record<string, string>, nodeArgs: readonly string[] = []): ServiceProcess {
   const logDir = path.join(REPO_ROOT, '.run', 'test-logs');
   mkdirSync(logDir, { recursive: true });
   const file = createWriteStream(path.join(logDir, `${name}-${Date.now()}.log`));
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'services', name, 'dist', 'main.js')], {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(REPO_ROOT, 'services', name, 'dist', 'main.js')], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -85,7 +85,7 @@ export function startService(name: string, env: Record<string, string>): Service
   };
 }
 
-export async function waitReady(port: number, proc?: ServiceProcess, timeoutMs = 30_000): Promise<void> {
+export async function waitReady(port: number, proc?: ServiceProcess, timeoutMs = 60_000): Promise<void> {
   await waitFor(
     async () => {
       if (proc && proc.child.exitCode !== null) throw new Error(`${proc.name} exited:\n${proc.output().slice(-3000)}`);
@@ -167,13 +167,32 @@ export async function startReceiver(): Promise<{
   };
 }
 
-/** A free TCP port on loopback. */
+/**
+ * Ports handed to child processes come from 20000-31999, below Linux's ephemeral range
+ * (32768-60999): a port the kernel picked with listen(0) can be taken by any outgoing
+ * connection (to RabbitMQ, the database, ...) between this probe and the child's own listen,
+ * which was seen as EADDRINUSE in CI. Each jest worker scans its own slice of the range.
+ */
+const PORT_FLOOR = 20_000;
+const PORT_SLICE = 3_000;
+let nextPortOffset = (process.pid * 7) % PORT_SLICE;
+
+/** A TCP port on loopback that is free now and that no outgoing connection will take. */
 export async function freePort(): Promise<number> {
+  const worker = (Number(process.env['JEST_WORKER_ID'] ?? '1') - 1) % 4;
+  for (let tries = 0; tries < PORT_SLICE; tries++) {
+    const port = PORT_FLOOR + worker * PORT_SLICE + (nextPortOffset++ % PORT_SLICE);
+    if (await canListen(port)) return port;
+  }
+  throw new Error('freePort: no free port in this worker\'s range');
+}
+
+function canListen(port: number): Promise<boolean> {
   const server = http.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise((r) => server.close(r));
-  return port;
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
 }
 
 export interface HttpResult {
