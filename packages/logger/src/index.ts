@@ -48,24 +48,42 @@ export interface LoggerOptions {
   stream?: NodeJS.WritableStream;
 }
 
+/** winston's (npm) levels: a lower number is more severe. */
+const LEVELS: Record<string, number> = { error: 0, warn: 1, info: 2, http: 3, verbose: 4, debug: 5, silly: 6 };
+
 /** JSON lines on stdout, every line redacted. LOG_LEVEL picks the level. */
 export function createLogger(options: LoggerOptions): Logger {
   const transport = options.stream ? new winston.transports.Stream({ stream: options.stream }) : new winston.transports.Console();
+  const level = options.level ?? process.env['LOG_LEVEL'] ?? 'info';
   const base = winston.createLogger({
-    level: options.level ?? process.env['LOG_LEVEL'] ?? 'info',
+    level,
     defaultMeta: { service: options.service },
     format: winston.format.combine(redactFormat(), winston.format.timestamp(), winston.format.json()),
     transports: [transport],
   });
-  return wrap(base);
+  // A line below the level is dropped here, before winston builds, formats and streams it.
+  const max = LEVELS[level] ?? LEVELS['info']!;
+  const on = (l: string) => (LEVELS[l] ?? 0) <= max;
+  return wrap(() => base, { debug: on('debug'), info: on('info'), warn: on('warn'), error: on('error') });
 }
 
-function wrap(w: winston.Logger): Logger {
+/** A child logger is made only when a line is actually written (most per-message children never write one). */
+function wrap(make: () => winston.Logger, on: Record<'debug' | 'info' | 'warn' | 'error', boolean>): Logger {
+  let made: winston.Logger | undefined;
+  const w = () => (made ??= make());
   return {
-    debug: (msg, meta) => w.debug(msg, meta),
-    info: (msg, meta) => w.info(msg, meta),
-    warn: (msg, meta) => w.warn(msg, meta),
-    error: (msg, meta) => w.error(msg, meta),
-    child: (context) => wrap(w.child(context)),
+    debug: (msg, meta) => {
+      if (on.debug) w().debug(msg, meta);
+    },
+    info: (msg, meta) => {
+      if (on.info) w().info(msg, meta);
+    },
+    warn: (msg, meta) => {
+      if (on.warn) w().warn(msg, meta);
+    },
+    error: (msg, meta) => {
+      if (on.error) w().error(msg, meta);
+    },
+    child: (context) => wrap(() => w().child(context), on),
   };
 }

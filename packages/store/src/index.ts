@@ -1,5 +1,14 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import mongoose, { type Connection } from 'mongoose';
 import type { Logger } from '@tes/logger';
+
+/**
+ * Benchmarks only (`TES_DB_COMMAND_STATS=<dir>`): counts every database command this process
+ * sends, by command and collection (the driver's command monitoring), and writes the counts
+ * to `<dir>/<db name>.json` on SIGUSR2 and at exit. Off unless the variable is set.
+ */
+const COMMAND_STATS_DIR = process.env['TES_DB_COMMAND_STATS'];
 
 export interface MongoOptions {
   url: string;
@@ -19,10 +28,12 @@ export async function connectMongo(options: MongoOptions): Promise<Connection> {
     maxPoolSize: 20,
     autoIndex: false,
     autoCreate: false,
+    ...(COMMAND_STATS_DIR ? { monitorCommands: true } : {}),
   });
   conn.on('disconnected', () => options.logger.warn('mongo disconnected'));
   conn.on('reconnected', () => options.logger.info('mongo reconnected'));
   await conn.asPromise();
+  if (COMMAND_STATS_DIR) countCommands(conn, path.join(COMMAND_STATS_DIR, `${options.dbName}.json`));
   options.logger.info('mongo connected', { db: options.dbName });
   return conn;
 }
@@ -64,4 +75,18 @@ export async function claim(conn: Connection, collection: string, doc: { _id: st
 
 export function isConnected(conn: Connection): boolean {
   return conn.readyState === mongoose.ConnectionStates.connected;
+}
+
+function countCommands(conn: Connection, file: string): void {
+  const counts: Record<string, number> = {};
+  const write = () => writeFileSync(file, `${JSON.stringify(counts)}\n`);
+  const client = conn.getClient();
+  client.on('commandStarted', (e: { commandName: string; command: Record<string, unknown> }) => {
+    const target = e.command[e.commandName];
+    const collection = e.command['collection']; // getMore names its collection here
+    const key = `${e.commandName} ${typeof target === 'string' ? target : typeof collection === 'string' ? collection : ''}`;
+    counts[key] = (counts[key] ?? 0) + 1;
+  });
+  process.on('SIGUSR2', write);
+  process.on('exit', write);
 }

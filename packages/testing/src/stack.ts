@@ -23,7 +23,12 @@ export interface Stack {
  * their own databases, with free ports. `env` adds to (or overrides) every service's env.
  */
 export async function startStack(
-  options: { env?: Partial<Record<ServiceName | '*', Record<string, string>>>; only?: readonly ServiceName[] } = {},
+  options: {
+    env?: Partial<Record<ServiceName | '*', Record<string, string>>>;
+    only?: readonly ServiceName[];
+    /** Node.js flags for every service process (benchmarks: --cpu-prof). */
+    nodeArgs?: readonly string[];
+  } = {},
 ): Promise<Stack> {
   const namespace = uniqueName('stk');
   const opsPorts = {} as Record<ServiceName, number>;
@@ -57,7 +62,7 @@ export async function startStack(
     },
     envOf,
     async start(name) {
-      const proc = startService(name, envOf(name));
+      const proc = startService(name, envOf(name), options.nodeArgs);
       procs.set(name, proc);
       await waitReady(opsPorts[name], proc);
       return proc;
