@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     tools,
     logger,
     stepTimeoutMs: config.STEP_TIMEOUT_MS,
-    relay: outboxRelay(broker, tasks, (status) => metrics.tasksTotal.inc({ status })),
+    relay: outboxRelay(broker, (status) => metrics.tasksTotal.inc({ status })),
     llm,
   });
   await consumePartitions(broker, writer, new ToolAdmin(tools, logger), config.PREFETCH);
@@ -56,7 +56,8 @@ async function main(): Promise<void> {
     logger,
     async () => {
       stopReaper();
-      await broker.close(config.SHUTDOWN_TIMEOUT_MS);
+      // Still attached after the drain: clear the outboxes published since the last batch.
+      await broker.close(config.SHUTDOWN_TIMEOUT_MS, () => writer.clearAllPublished());
       await closeServer(ops);
       await mongo.close();
     },

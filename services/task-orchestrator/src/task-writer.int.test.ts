@@ -31,7 +31,7 @@ describe('task writer (real broker and database)', () => {
     await ensureIndexes(mongo);
     broker = new Broker({ url: AMQP_URL, source: 'orchestrator', logger, namespace });
     await broker.connect();
-    const writer = new TaskWriter({ tasks, tools, logger, stepTimeoutMs: 5000, relay: outboxRelay(broker, tasks) });
+    const writer = new TaskWriter({ tasks, tools, logger, stepTimeoutMs: 5000, relay: outboxRelay(broker) });
     await consumePartitions(broker, writer, new ToolAdmin(tools, logger), 16);
 
     client = new Broker({ url: AMQP_URL, source: 'test', logger, namespace });
@@ -246,6 +246,100 @@ describe('task writer (real broker and database)', () => {
     const resumed = await tasks.get(reply.task.id);
     expect(resumed?.status).toBe('running');
     expect(steps.filter((s) => s.task_id === reply.task.id).every((s) => s.idempotency_key === `${reply.task.id}:0`)).toBe(true);
+  });
+
+  it('resumes every task of the user waiting on the service when the user connects, and no other waiting task', async () => {
+    const acct = uniqueName('acct');
+    const otherAcct = uniqueName('acct');
+    const needsAuth = (step: StepRun, service: string) =>
+      client.publish(
+        'step.result',
+        {
+          task_id: step.task_id,
+          account_id: step.account_id,
+          environment: step.environment,
+          step_index: step.step_index,
+          outcome: 'needs_authorization',
+          authorization: {
+            reason: 'oauth_consent_required',
+            service,
+            auth_url: `http://127.0.0.1:1/oauth/start/${step.task_id}`,
+            message: `Connect ${service}`,
+          },
+          duration_ms: 1,
+        },
+        { partitionKey: step.account_id },
+      );
+    const status = async (id: string) => (await tasks.get(id))?.status;
+
+    // Three tasks of u_many waiting on github, and three that must not move: another user of
+    // the same account on github, the same user on slack, the same user id in another account.
+    const mine = [];
+    for (let i = 0; i < 3; i++) mine.push((await create(acct, `Echo "mine ${i}"`, { user_id: 'u_many' })).task.id);
+    const others = [
+      { id: (await create(acct, 'Echo "other user"', { user_id: 'u_other' })).task.id, service: 'github' },
+      { id: (await create(acct, 'Echo "other service"', { user_id: 'u_many' })).task.id, service: 'slack' },
+      { id: (await create(otherAcct, 'Echo "other account"', { user_id: 'u_many' })).task.id, service: 'github' },
+    ];
+    for (const id of mine) await needsAuth(await stepFor(id), 'github');
+    for (const o of others) await needsAuth(await stepFor(o.id), o.service);
+    for (const id of [...mine, ...others.map((o) => o.id)])
+      await waitFor(async () => (await status(id)) === 'waiting', { what: `${id} waiting` });
+    const dispatched = (id: string) => steps.filter((s) => s.task_id === id).length;
+    expect([...mine, ...others.map((o) => o.id)].map(dispatched)).toEqual([1, 1, 1, 1, 1, 1]);
+
+    await client.publish(
+      'connection.changed',
+      { account_id: acct, environment: 'test', user_id: 'u_many', service: 'github', outcome: 'authorized', scopes: ['repo'] },
+      { partitionKey: acct },
+    );
+    // Every one of the three is dispatched again, the same step with the same idempotency key, and completes.
+    for (const id of mine) {
+      await waitFor(() => dispatched(id) === 2, { what: `step of ${id} re-dispatched` });
+      const again = steps.filter((s) => s.task_id === id);
+      expect(again.map((s) => s.idempotency_key)).toEqual([`${id}:0`, `${id}:0`]);
+      await complete(again[1]!, { text: id });
+    }
+    for (const id of mine) {
+      const done = await waitFor(
+        async () => {
+          const t = await tasks.get(id);
+          return t?.status === 'complete' ? t : undefined;
+        },
+        { what: `${id} complete` },
+      );
+      expect(done.result).toEqual({ text: id });
+      await waitFor(() => eventsOf(id).some((e) => e.kind === 'completed'), { what: `completed event of ${id}` });
+      expect(eventsOf(id).map((e) => e.kind)).toEqual(['created', 'waiting', 'resumed', 'completed']);
+    }
+
+    // The others are still waiting, with no new dispatch. The partition of `acct` handled the
+    // event before the completions above; for the other account, a later event of its own
+    // partition is the barrier.
+    await client.publish(
+      'connection.changed',
+      { account_id: otherAcct, environment: 'test', user_id: 'u_nobody', service: 'github', outcome: 'authorized', scopes: ['repo'] },
+      { partitionKey: otherAcct },
+    );
+    const barrier = await create(otherAcct, 'Echo "barrier"');
+    await stepFor(barrier.task.id);
+    for (const o of others) {
+      expect({ id: o.id, status: await status(o.id), dispatched: dispatched(o.id) }).toEqual({
+        id: o.id,
+        status: 'waiting',
+        dispatched: 1,
+      });
+      expect(eventsOf(o.id).map((e) => e.kind)).toEqual(['created', 'waiting']);
+    }
+
+    // And each of them resumes on its own user's connection (they were waiting, not lost).
+    await client.publish(
+      'connection.changed',
+      { account_id: acct, environment: 'test', user_id: 'u_other', service: 'github', outcome: 'authorized', scopes: ['repo'] },
+      { partitionKey: acct },
+    );
+    await waitFor(() => dispatched(others[0]!.id) === 2, { what: 'u_other’s task re-dispatched' });
+    expect(await status(others[1]!.id)).toBe('waiting');
   });
 
   it('fails waiting tasks with permission_denied when the user denies consent', async () => {

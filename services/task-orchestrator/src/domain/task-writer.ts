@@ -10,6 +10,7 @@ import {
   type TaskEvent,
   type TaskEventKind,
   type TaskReply,
+  type TaskStatus,
   type ToolView,
 } from '@tes/contracts';
 import { BUILT_IN_TOOLS, findTool, type ToolDef } from '@tes/catalog';
@@ -17,6 +18,7 @@ import type { Logger } from '@tes/logger';
 import type { OutboxMessage, TaskDoc, TaskRepository, WorkflowStep } from '../store/task.repository.js';
 import type { ToolRepository } from '../store/tool.repository.js';
 import { customStep, customToolDef } from './custom-tools.js';
+import type { ActiveCounts, PartitionMemory } from './partition-memory.js';
 import { planWorkflowDetailed, selectTool } from './planner.js';
 import { planWorkflowWithLlm, type LlmPlannerOptions } from './planner-llm.js';
 
@@ -28,31 +30,48 @@ export interface WriterDeps {
   stepTimeoutMs: number;
   /** When set, workflows come from the LLM planner, after the create answer. */
   llm?: LlmPlannerOptions | undefined;
-  /** Publishes a task's outbox with confirms, then clears it. */
+  /** Publishes a task's outbox with confirms (the writer clears it in the database). */
   relay(doc: TaskDoc): Promise<void>;
+  /** How soon published outboxes that no later write has replaced are cleared, in one batch per partition. */
+  outboxClearDelayMs?: number;
 }
+
+/** The status each task document had when it was read or last written (admission counts follow the changes). */
+const stored = new WeakMap<TaskDoc, TaskStatus>();
 
 /**
  * The single writer of tasks. Every change to a task (create, step result, cancel,
  * reconcile) goes through here, serially per account partition, so races such as
  * cancel-vs-completion are decided in one place: the first to be applied wins.
+ *
+ * Each call gets the PartitionMemory of the message's partition: what this writer knows
+ * while it is the partition's active consumer (admission counts, custom tools, the tasks it
+ * wrote last, published outboxes), so a task costs fewer database round trips.
  */
 export class TaskWriter {
+  private readonly memories: PartitionMemory[] = [];
+
   constructor(private readonly deps: WriterDeps) {}
+
+  /** Registers a partition's memory, so the published outboxes it holds are cleared at shutdown too. */
+  remember(memory: PartitionMemory): PartitionMemory {
+    this.memories.push(memory);
+    return memory;
+  }
 
   /**
    * One insert carries the task, its workflow (the deterministic planner is pure and
    * fast) and the first step in the outbox; the answer goes out right after it.
    */
-  async create(cmd: TaskCreate, reply: (body: TaskReply) => Promise<void>, correlationId?: string): Promise<void> {
-    const custom = await this.deps.tools.list(cmd.account_id, cmd.environment);
+  async create(mem: PartitionMemory, cmd: TaskCreate, reply: (body: TaskReply) => Promise<void>, correlationId?: string): Promise<void> {
+    const custom = await this.customTools(mem, cmd.account_id, cmd.environment);
     const catalog = catalogWith(custom);
     const tool = selectTool(cmd.prompt, catalog);
     if (!tool) return reply(err('no_matching_tool', 'No tool matches the prompt; see docs/engine.md for what the service can do'));
     if (tool.service && !cmd.user_id) {
       return reply(err('invalid_request', `user_id is required: tool ${tool.name} acts on a user's ${tool.service} account`));
     }
-    const running = await this.deps.tasks.countRunning(cmd.account_id);
+    const { running } = await this.activeCounts(mem, cmd.account_id);
     const doc: TaskDoc = {
       _id: cmd.task_id,
       account_id: cmd.account_id,
@@ -92,17 +111,18 @@ export class TaskWriter {
       const existing = await this.deps.tasks.get(doc._id);
       if (!existing || existing.account_id !== cmd.account_id) return reply(err('invalid_request', 'task id already used'));
       await reply(createdReply(existing, 1));
-      return this.reconcile(existing._id);
+      return this.reconcile(mem, existing._id);
     }
+    stored.set(doc, doc.status);
+    mem.moved(doc.account_id, undefined, doc.status);
     await reply(answer);
-    await this.deps.relay(doc);
-    doc.outbox = [];
-    if (doc.status === 'running' && !doc.workflow) return this.advance(doc);
-    if (doc.status !== 'running' && doc.status !== 'pending') await this.admitNext(doc.account_id);
+    await this.publish(mem, doc);
+    if (doc.status === 'running' && !doc.workflow) return this.advance(mem, doc);
+    if (doc.status !== 'running' && doc.status !== 'pending') await this.admitNext(mem, doc.account_id);
   }
 
-  async cancel(cmd: TaskCancel, reply: (body: TaskReply) => Promise<void>): Promise<void> {
-    const doc = await this.deps.tasks.get(cmd.task_id);
+  async cancel(mem: PartitionMemory, cmd: TaskCancel, reply: (body: TaskReply) => Promise<void>): Promise<void> {
+    const doc = await this.load(mem, cmd.task_id);
     if (!doc || doc.account_id !== cmd.account_id || doc.environment !== cmd.environment) {
       return reply(err('task_not_found', `No task ${cmd.task_id}`));
     }
@@ -113,13 +133,13 @@ export class TaskWriter {
     doc.status = 'cancelled';
     doc.cancelled_at = isoNow();
     emit(doc, 'cancelled');
-    await this.commit(doc);
+    await this.commit(mem, doc);
     await reply({ ok: true, version: doc.version, task: { id: doc._id, status: 'cancelled', cancelled_at: doc.cancelled_at } });
-    if (wasRunning) await this.admitNext(doc.account_id);
+    if (wasRunning) await this.admitNext(mem, doc.account_id);
   }
 
-  async stepResult(res: StepResult): Promise<void> {
-    const doc = await this.deps.tasks.get(res.task_id);
+  async stepResult(mem: PartitionMemory, res: StepResult): Promise<void> {
+    const doc = await this.load(mem, res.task_id);
     // Stale, duplicate, or the task ended meanwhile (cancel wins over a late result).
     if (!doc || doc.status !== 'running' || res.step_index !== doc.current_step || !doc.workflow) return;
     const total = doc.workflow.length;
@@ -137,7 +157,7 @@ export class TaskWriter {
           },
         });
         this.dispatchCurrent(doc);
-        return this.commit(doc);
+        return this.commit(mem, doc);
       }
       doc.status = 'complete';
       doc.completed_at = isoNow();
@@ -153,18 +173,19 @@ export class TaskWriter {
       doc.error = res.error ?? { code: 'step_failed', message: 'step failed', tool: step?.tool ?? doc.tool, recoverable: false };
       emit(doc, 'failed');
     }
-    await this.commit(doc);
-    await this.admitNext(doc.account_id);
+    await this.commit(mem, doc);
+    await this.admitNext(mem, doc.account_id);
   }
 
   /**
    * A user's consent flow ended. Authorized: every task of that user waiting on the
    * service resumes from the step that needed it. Denied: they fail, recoverably.
    */
-  async connectionChanged(ev: ConnectionChanged): Promise<void> {
+  async connectionChanged(mem: PartitionMemory, ev: ConnectionChanged): Promise<void> {
     if (ev.outcome === 'revoked') return;
     const waiting = await this.deps.tasks.waitingFor(ev.account_id, ev.environment, ev.user_id, ev.service);
     for (const doc of waiting) {
+      this.track(mem, doc);
       doc.waiting_on = null;
       if (ev.outcome === 'authorized') {
         doc.status = 'running';
@@ -182,15 +203,16 @@ export class TaskWriter {
         };
         emit(doc, 'failed');
       }
-      await this.commit(doc);
+      await this.commit(mem, doc);
     }
-    if (ev.outcome === 'denied' && waiting.length > 0) await this.admitNext(ev.account_id);
+    if (ev.outcome === 'denied' && waiting.length > 0) await this.admitNext(mem, ev.account_id);
   }
 
   /** A custom tool was deleted: the tasks waiting for a user's consent to it can never resume; they fail. */
-  async toolDeleted(accountId: string, environment: TaskDoc['environment'], name: string): Promise<void> {
+  async toolDeleted(mem: PartitionMemory, accountId: string, environment: TaskDoc['environment'], name: string): Promise<void> {
     const waiting = await this.deps.tasks.waitingOn(accountId, environment, name);
     for (const doc of waiting) {
+      this.track(mem, doc);
       doc.waiting_on = null;
       doc.status = 'failed';
       doc.failed_at = isoNow();
@@ -201,34 +223,60 @@ export class TaskWriter {
         recoverable: false,
       };
       emit(doc, 'failed');
-      await this.commit(doc);
+      await this.commit(mem, doc);
     }
-    if (waiting.length > 0) await this.admitNext(accountId);
+    if (waiting.length > 0) await this.admitNext(mem, accountId);
   }
 
   /**
    * Relays what was not sent and re-dispatches a stalled step (same idempotency key).
    * `seenVersion` is the version the reaper saw: a task that moved since is not stalled.
    */
-  async reconcile(taskId: string, seenVersion?: number): Promise<void> {
-    const doc = await this.deps.tasks.get(taskId);
+  async reconcile(mem: PartitionMemory, taskId: string, seenVersion?: number): Promise<void> {
+    const doc = await this.load(mem, taskId);
     if (!doc) return;
-    if (doc.outbox.length > 0) {
-      await this.deps.relay(doc);
-      doc.outbox = [];
-    }
+    if (doc.outbox.length > 0) await this.publish(mem, doc);
     if (seenVersion !== undefined && doc.version !== seenVersion) return;
     if (doc.status === 'running' && doc.workflow) {
       this.dispatchCurrent(doc);
-      return this.commit(doc);
+      return this.commit(mem, doc);
     }
-    return this.advance(doc);
+    return this.advance(mem, doc);
+  }
+
+  /**
+   * Clears the outboxes published since the last clear that no later write has replaced, in one
+   * batch, under the partition's turn and only while still its active consumer. A clear that
+   * fails or never happens costs a duplicate publish later (the reaper's reconcile), nothing more.
+   */
+  async clearPublished(mem: PartitionMemory): Promise<void> {
+    await mem.run(async () => {
+      clearTimeout(mem.timer);
+      mem.timer = undefined;
+      if (!mem.valid) return mem.forget();
+      await this.deps.tasks
+        .clearOutboxes(mem.takePublished())
+        .catch((e: unknown) => this.deps.logger.warn('clearing published outboxes failed', { error: String(e) }));
+    });
+  }
+
+  /**
+   * At shutdown, before the partitions are handed over: clear what this writer published. Waits at
+   * most `timeoutMs` (a message still being handled holds its partition's turn).
+   */
+  async clearAllPublished(timeoutMs = 2000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(this.memories.map((m) => this.clearPublished(m))),
+      new Promise((r) => (timer = setTimeout(r, timeoutMs))),
+    ]);
+    clearTimeout(timer);
   }
 
   /** Moves a running task without a workflow forward: plan, then run or preview. */
-  private async advance(doc: TaskDoc): Promise<void> {
+  private async advance(mem: PartitionMemory, doc: TaskDoc): Promise<void> {
     if (doc.status !== 'running' || doc.workflow) return;
-    const custom = await this.deps.tools.list(doc.account_id, doc.environment);
+    const custom = await this.customTools(mem, doc.account_id, doc.environment);
     const catalog = catalogWith(custom);
     const tool = findTool(doc.tool, catalog);
     const now = new Date(doc.created_at);
@@ -245,8 +293,8 @@ export class TaskWriter {
           })
         : planWorkflowDetailed(doc.prompt, tool, { now, tools: catalog }).steps;
     this.applyPlan(doc, workflow, custom);
-    await this.commit(doc);
-    if (doc.status !== 'running') await this.admitNext(doc.account_id);
+    await this.commit(mem, doc);
+    if (doc.status !== 'running') await this.admitNext(mem, doc.account_id);
   }
 
   /**
@@ -320,23 +368,71 @@ export class TaskWriter {
   }
 
   /** Starts the account's oldest pending task if a slot is free. */
-  private async admitNext(accountId: string): Promise<void> {
+  private async admitNext(mem: PartitionMemory, accountId: string): Promise<void> {
+    const counts = await this.activeCounts(mem, accountId);
+    if (counts.pending === 0) return;
     const next = await this.deps.tasks.oldestPending(accountId);
-    if (!next) return;
-    if ((await this.deps.tasks.countRunning(accountId)) >= next.concurrency_limit) return;
+    if (!next) return mem.unsureOf(accountId);
+    this.track(mem, next);
+    if (counts.running >= next.concurrency_limit) return;
     next.status = 'running';
     next.started_at = isoNow();
     emit(next, 'started');
-    await this.commit(next);
-    await this.advance(next);
+    await this.commit(mem, next);
+    await this.advance(mem, next);
   }
 
-  private async commit(doc: TaskDoc): Promise<void> {
+  /** Writes the whole task (its outbox included), then publishes the outbox. */
+  private async commit(mem: PartitionMemory, doc: TaskDoc): Promise<void> {
+    mem.rewritten(doc._id);
     await this.deps.tasks.save(doc);
-    if (doc.outbox.length > 0) {
-      await this.deps.relay(doc);
-      doc.outbox = [];
-    }
+    const from = stored.get(doc);
+    if (from === undefined) mem.unsureOf(doc.account_id);
+    else mem.moved(doc.account_id, from, doc.status);
+    stored.set(doc, doc.status);
+    if (doc.outbox.length > 0) await this.publish(mem, doc);
+    else mem.wrote(doc);
+  }
+
+  /**
+   * Publishes the stored outbox. It stays in the stored document until the task's next write
+   * replaces it (usually a step result, milliseconds later) or the partition's batch clear.
+   */
+  private async publish(mem: PartitionMemory, doc: TaskDoc): Promise<void> {
+    await this.deps.relay(doc);
+    doc.outbox = [];
+    mem.outboxPublished(doc._id, doc.version);
+    mem.wrote(doc);
+    mem.timer ??= setTimeout(() => void this.clearPublished(mem), this.deps.outboxClearDelayMs ?? 1000).unref();
+  }
+
+  /** The task as stored, from this writer's memory or the database; undefined if unknown. */
+  private async load(mem: PartitionMemory, id: string): Promise<TaskDoc | undefined> {
+    const doc = mem.doc(id) ?? (await this.deps.tasks.get(id)) ?? undefined;
+    if (doc) this.track(mem, doc);
+    return doc;
+  }
+
+  /** Notes a task read from the database: its status (for the counts) and whether its outbox went out already. */
+  private track(mem: PartitionMemory, doc: TaskDoc): void {
+    if (doc.outbox.length > 0 && mem.isPublished(doc._id, doc.version)) doc.outbox = [];
+    stored.set(doc, doc.status);
+  }
+
+  private async activeCounts(mem: PartitionMemory, accountId: string): Promise<ActiveCounts> {
+    const known = mem.activeCounts(accountId);
+    if (known) return known;
+    const counts = await this.deps.tasks.countActive(accountId);
+    mem.setActiveCounts(accountId, counts);
+    return counts;
+  }
+
+  private async customTools(mem: PartitionMemory, accountId: string, environment: TaskDoc['environment']): Promise<readonly ToolView[]> {
+    const known = mem.customTools(accountId, environment);
+    if (known) return known;
+    const tools = await this.deps.tools.list(accountId, environment);
+    mem.setCustomTools(accountId, environment, tools);
+    return tools;
   }
 }
 

@@ -1,11 +1,12 @@
 import type { Broker } from '@tes/messaging';
-import type { TaskDoc, TaskRepository } from '../store/task.repository.js';
+import type { TaskDoc } from '../store/task.repository.js';
 
 /**
- * Publishes a task's outbox with confirms, in order, then clears it. A crash in
- * between republishes on redelivery or reconcile: consumers dedup by message id.
+ * Publishes a task's outbox with confirms, in order. Clearing it in the database is the
+ * writer's business (folded into the task's next write, or cleared in a batch soon after).
+ * A crash in between republishes on reconcile: consumers dedup by message id.
  */
-export function outboxRelay(broker: Broker, tasks: TaskRepository, onStatus?: (status: string) => void) {
+export function outboxRelay(broker: Broker, onStatus?: (status: string) => void) {
   return async (doc: TaskDoc): Promise<void> => {
     // Published back to back on one channel (so in order), confirms awaited together.
     await Promise.all(
@@ -18,6 +19,5 @@ export function outboxRelay(broker: Broker, tasks: TaskRepository, onStatus?: (s
       ),
     );
     for (const msg of doc.outbox) if (msg.type === 'task.event') onStatus?.((msg.data as { task: { status: string } }).task.status);
-    await tasks.clearOutbox(doc._id);
   };
 }

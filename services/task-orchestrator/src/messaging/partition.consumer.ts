@@ -10,45 +10,65 @@ import {
   type ToolListRequest,
   type ToolRegister,
 } from '@tes/contracts';
-import type { Broker } from '@tes/messaging';
+import type { Broker, Delivery } from '@tes/messaging';
+import { PartitionMemory } from '../domain/partition-memory.js';
 import type { TaskWriter } from '../domain/task-writer.js';
 import type { ToolAdmin } from '../domain/tool-admin.js';
 
 /**
  * Every replica consumes every partition; single-active-consumer makes exactly one
  * of them the writer of each partition at a time, and `serial` keeps queue order.
+ * Each partition has its PartitionMemory: entered with every message (a new consumer
+ * attachment empties it), and forgotten whenever a message fails.
  */
 export async function consumePartitions(broker: Broker, writer: TaskWriter, tools: ToolAdmin, prefetch: number): Promise<void> {
   for (let p = 0; p < PARTITIONS; p++) {
+    const mem = writer.remember(new PartitionMemory());
     await broker.consume(
       { ...QUEUES.orchestratorPartition(p), singleActiveConsumer: true },
-      async (d) => {
-        switch (d.type) {
-          case 'task.create':
-            return writer.create(d.data as TaskCreate, (body) => d.reply(body), d.envelope.correlation_id);
-          case 'task.cancel':
-            return writer.cancel(d.data as TaskCancel, (body) => d.reply(body));
-          case 'step.result':
-            return writer.stepResult(d.data as StepResult);
-          case 'connection.changed':
-            return writer.connectionChanged(d.data as ConnectionChanged);
-          case 'task.reconcile':
-            return writer.reconcile((d.data as TaskReconcile).task_id, (d.data as TaskReconcile).version);
-          case 'tool.register':
-            return tools.register(d.data as ToolRegister, (body) => d.reply(body));
-          case 'tool.list':
-            return tools.list(d.data as ToolListRequest, (body) => d.reply(body));
-          case 'tool.delete': {
-            const cmd = d.data as ToolDelete;
-            const deleted = await tools.delete(cmd, (body) => d.reply(body));
-            if (deleted) await writer.toolDeleted(cmd.account_id, cmd.environment, cmd.name);
-            return undefined;
+      (d) =>
+        mem.run(async () => {
+          mem.enter(d.consumer);
+          try {
+            await handle(d, mem, writer, tools);
+          } catch (err) {
+            mem.forget();
+            throw err;
           }
-          default:
-            return undefined;
-        }
-      },
+        }),
       { prefetch, serial: true },
     );
+  }
+}
+
+async function handle(d: Delivery, mem: PartitionMemory, writer: TaskWriter, tools: ToolAdmin): Promise<void> {
+  switch (d.type) {
+    case 'task.create':
+      return writer.create(mem, d.data as TaskCreate, (body) => d.reply(body), d.envelope.correlation_id);
+    case 'task.cancel':
+      return writer.cancel(mem, d.data as TaskCancel, (body) => d.reply(body));
+    case 'step.result':
+      return writer.stepResult(mem, d.data as StepResult);
+    case 'connection.changed':
+      return writer.connectionChanged(mem, d.data as ConnectionChanged);
+    case 'task.reconcile':
+      return writer.reconcile(mem, (d.data as TaskReconcile).task_id, (d.data as TaskReconcile).version);
+    case 'tool.register': {
+      const cmd = d.data as ToolRegister;
+      // Forgotten before the write and its answer: the next create reads the tools again.
+      mem.toolsChanged(cmd.account_id, cmd.environment);
+      return tools.register(cmd, (body) => d.reply(body));
+    }
+    case 'tool.list':
+      return tools.list(d.data as ToolListRequest, (body) => d.reply(body));
+    case 'tool.delete': {
+      const cmd = d.data as ToolDelete;
+      mem.toolsChanged(cmd.account_id, cmd.environment);
+      const deleted = await tools.delete(cmd, (body) => d.reply(body));
+      if (deleted) await writer.toolDeleted(mem, cmd.account_id, cmd.environment, cmd.name);
+      return undefined;
+    }
+    default:
+      return undefined;
   }
 }

@@ -75,7 +75,7 @@ export class TaskRepository {
   }
 
   async get(id: string): Promise<TaskDoc | null> {
-    return this.model.findById(id).lean<TaskDoc>().exec();
+    return this.model.collection.findOne({ _id: id } as never) as Promise<TaskDoc | null>;
   }
 
   /** False when a task with this id exists already (a redelivered create). */
@@ -95,12 +95,28 @@ export class TaskRepository {
     await this.model.collection.replaceOne({ _id: doc._id } as never, doc);
   }
 
-  async clearOutbox(id: string): Promise<void> {
-    await this.model.collection.updateOne({ _id: id } as never, { $set: { outbox: [] } });
+  /**
+   * Clears published outboxes in one round trip; each only if the task is still at the version
+   * whose outbox was published (a later write carries its own outbox).
+   */
+  async clearOutboxes(published: { id: string; version: number }[]): Promise<void> {
+    if (published.length === 0) return;
+    await this.model.collection.bulkWrite(
+      published.map((p) => ({ updateOne: { filter: { _id: p.id, version: p.version } as never, update: { $set: { outbox: [] } } } })),
+      { ordered: false },
+    );
   }
 
-  async countRunning(accountId: string): Promise<number> {
-    return this.model.countDocuments({ account_id: accountId, status: 'running' }).exec();
+  /** The account's running and pending tasks (admission), in one round trip. */
+  async countActive(accountId: string): Promise<{ running: number; pending: number }> {
+    const groups = await this.model.collection
+      .aggregate<{ _id: string; n: number }>([
+        { $match: { account_id: accountId, status: { $in: ['running', 'pending'] } } },
+        { $group: { _id: '$status', n: { $sum: 1 } } },
+      ])
+      .toArray();
+    const n = (status: string) => groups.find((g) => g._id === status)?.n ?? 0;
+    return { running: n('running'), pending: n('pending') };
   }
 
   /** Tasks of one user waiting for a connection to one service, oldest first. */
@@ -123,7 +139,10 @@ export class TaskRepository {
 
   /** The account's longest-waiting pending task (FIFO admission). */
   async oldestPending(accountId: string): Promise<TaskDoc | null> {
-    return this.model.findOne({ account_id: accountId, status: 'pending' }).sort({ created_at: 1, _id: 1 }).lean<TaskDoc>().exec();
+    return this.model.collection.findOne(
+      { account_id: accountId, status: 'pending' },
+      { sort: { created_at: 1, _id: 1 } },
+    ) as Promise<TaskDoc | null>;
   }
 
   /** Tasks that need the writer's attention: unsent outbox, or running but untouched for a while. */

@@ -1,0 +1,125 @@
+import type { TaskDoc } from '../store/task.repository.js';
+import { PartitionMemory, type Attachment } from './partition-memory.js';
+
+const attachment = (id: number): Attachment & { open: boolean } => ({ id, open: true });
+
+function task(id: string, status: TaskDoc['status'] = 'running'): TaskDoc {
+  return {
+    _id: id,
+    account_id: 'acct_1',
+    environment: 'test',
+    user_id: null,
+    prompt: 'Echo "x"',
+    metadata: {},
+    mode: 'live',
+    status,
+    tool: 'text',
+    created_at: '2026-01-01T00:00:00.000Z',
+    current_step: 0,
+    outputs: [],
+    concurrency_limit: 5,
+    version: 1,
+    updated_at: new Date(0),
+    outbox: [],
+  };
+}
+
+/** What an orchestrator partition's writer keeps in memory, and when it must forget it. */
+describe('partition memory', () => {
+  it('keeps what it learned while messages come on the same open attachment', () => {
+    const mem = new PartitionMemory();
+    const a = attachment(1);
+    mem.enter(a);
+    mem.setActiveCounts('acct_1', { running: 2, pending: 1 });
+    mem.setCustomTools('acct_1', 'test', []);
+    mem.wrote(task('task_1'));
+    mem.enter(a);
+    expect(mem.activeCounts('acct_1')).toEqual({ running: 2, pending: 1 });
+    expect(mem.customTools('acct_1', 'test')).toEqual([]);
+    expect(mem.doc('task_1')?._id).toBe('task_1');
+    expect(mem.valid).toBe(true);
+  });
+
+  it('forgets everything when a message comes on another attachment (it may have just become active)', () => {
+    const mem = new PartitionMemory();
+    mem.enter(attachment(1));
+    mem.setActiveCounts('acct_1', { running: 2, pending: 0 });
+    mem.setCustomTools('acct_1', 'test', []);
+    mem.wrote(task('task_1'));
+    mem.outboxPublished('task_1', 1);
+    mem.enter(attachment(2));
+    expect(mem.activeCounts('acct_1')).toBeUndefined();
+    expect(mem.customTools('acct_1', 'test')).toBeUndefined();
+    expect(mem.doc('task_1')).toBeUndefined();
+    expect(mem.isPublished('task_1', 1)).toBe(false);
+  });
+
+  it('is not valid once its attachment has closed', () => {
+    const mem = new PartitionMemory();
+    const a = attachment(1);
+    mem.enter(a);
+    a.open = false;
+    expect(mem.valid).toBe(false);
+  });
+
+  it('follows admission counts through status changes, and drops them rather than go negative', () => {
+    const mem = new PartitionMemory();
+    mem.enter(attachment(1));
+    mem.setActiveCounts('acct_1', { running: 1, pending: 0 });
+    mem.moved('acct_1', undefined, 'pending');
+    mem.moved('acct_1', 'running', 'complete');
+    mem.moved('acct_1', 'pending', 'running');
+    expect(mem.activeCounts('acct_1')).toEqual({ running: 1, pending: 0 });
+    mem.moved('acct_1', 'pending', 'cancelled');
+    expect(mem.activeCounts('acct_1')).toBeUndefined();
+  });
+
+  it('forgets the custom tools of an account environment on tool.register or tool.delete', () => {
+    const mem = new PartitionMemory();
+    mem.enter(attachment(1));
+    mem.setCustomTools('acct_1', 'test', []);
+    mem.setCustomTools('acct_1', 'live', []);
+    mem.toolsChanged('acct_1', 'test');
+    expect(mem.customTools('acct_1', 'test')).toBeUndefined();
+    expect(mem.customTools('acct_1', 'live')).toEqual([]);
+  });
+
+  it('hands out copies of tasks, and forgets finished ones', () => {
+    const mem = new PartitionMemory();
+    mem.enter(attachment(1));
+    mem.wrote(task('task_1'));
+    const copy = mem.doc('task_1');
+    copy!.status = 'failed';
+    expect(mem.doc('task_1')?.status).toBe('running');
+    mem.wrote(task('task_1', 'complete'));
+    expect(mem.doc('task_1')).toBeUndefined();
+  });
+
+  it('tracks published outboxes by version until a rewrite or a batch clear takes them', () => {
+    const mem = new PartitionMemory();
+    mem.enter(attachment(1));
+    mem.outboxPublished('task_1', 1);
+    mem.outboxPublished('task_2', 3);
+    expect(mem.isPublished('task_1', 1)).toBe(true);
+    expect(mem.isPublished('task_1', 2)).toBe(false);
+    mem.rewritten('task_1');
+    expect(mem.takePublished()).toEqual([{ id: 'task_2', version: 3 }]);
+    expect(mem.takePublished()).toEqual([]);
+  });
+
+  it('runs its turns one at a time, in order, a failed one not stopping the next', async () => {
+    const mem = new PartitionMemory();
+    const order: string[] = [];
+    const slow = mem.run(async () => {
+      await new Promise((r) => setTimeout(r, 20));
+      order.push('first');
+      throw new Error('boom');
+    });
+    const fast = mem.run(async () => {
+      order.push('second');
+    });
+    await expect(slow).rejects.toThrow('boom');
+    await fast;
+    expect(order).toEqual(['first', 'second']);
+  });
+});

@@ -1,0 +1,148 @@
+import { TERMINAL_STATUSES, type Environment, type TaskStatus, type ToolView } from '@tes/contracts';
+import type { TaskDoc } from '../store/task.repository.js';
+
+/** The consumer attachment a message came on (see @tes/messaging's ConsumerAttachment). */
+export interface Attachment {
+  readonly id: number;
+  readonly open: boolean;
+}
+
+export interface ActiveCounts {
+  running: number;
+  pending: number;
+}
+
+/** Entries kept per partition and kind; beyond that the oldest is forgotten (and read again when needed). */
+const MAX_DOCS = 256;
+const MAX_ACCOUNTS = 2048;
+
+/** Sets a key, forgetting the oldest key once the map holds more than `max`. */
+function bounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > max) map.delete(map.keys().next().value as K);
+}
+
+/**
+ * What the active writer of one orchestrator partition knows beyond the database, so that
+ * a task costs fewer round trips: the running and pending counts of its accounts (admission),
+ * their custom tools, the last written state of their unfinished tasks, and which tasks'
+ * outboxes were published but not yet cleared in the database.
+ *
+ * Valid only while this process stays the partition's single active consumer, which is
+ * exactly while the channel the messages arrive on stays open: RabbitMQ hands a
+ * single-active-consumer queue to another replica only once the active consumer's channel is
+ * gone. RabbitMQ does not say when a consumer becomes active, so everything here is learned
+ * from the database on first use after each (re)attachment, and forgotten when the attachment
+ * changes or closes, and whenever a message fails (a write may or may not have happened).
+ *
+ * Every use runs under `run` (one at a time per partition), as the messages themselves do.
+ */
+export class PartitionMemory {
+  private attachment: Attachment | undefined;
+  private readonly counts = new Map<string, ActiveCounts>();
+  private readonly tools = new Map<string, readonly ToolView[]>();
+  private readonly docs = new Map<string, TaskDoc>();
+  /** Task id → version whose outbox was published and is still in the stored document. */
+  private readonly published = new Map<string, number>();
+  private chain: Promise<unknown> = Promise.resolve();
+  /** A pending clear of published outboxes. */
+  timer: NodeJS.Timeout | undefined;
+
+  /** Runs `fn` after everything queued before it on this partition (messages, outbox clears). */
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(fn, fn);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Called with every message: another (or a closed) attachment means this may have just become active. */
+  enter(attachment: Attachment): void {
+    if (this.attachment !== attachment || !attachment.open) this.forget();
+    this.attachment = attachment;
+  }
+
+  /** True while the attachment everything here was learned on is still open. */
+  get valid(): boolean {
+    return this.attachment?.open === true;
+  }
+
+  forget(): void {
+    this.attachment = undefined;
+    this.counts.clear();
+    this.tools.clear();
+    this.docs.clear();
+    this.published.clear();
+  }
+
+  activeCounts(accountId: string): ActiveCounts | undefined {
+    return this.counts.get(accountId);
+  }
+
+  setActiveCounts(accountId: string, counts: ActiveCounts): void {
+    bounded(this.counts, accountId, { ...counts }, MAX_ACCOUNTS);
+  }
+
+  /** A stored task of the account went from `from` (undefined: it is new) to `to`. */
+  moved(accountId: string, from: TaskStatus | undefined, to: TaskStatus): void {
+    const c = this.counts.get(accountId);
+    if (!c || from === to) return;
+    if (from === 'running') c.running--;
+    if (from === 'pending') c.pending--;
+    if (to === 'running') c.running++;
+    if (to === 'pending') c.pending++;
+    if (c.running < 0 || c.pending < 0) this.counts.delete(accountId); // cannot happen; read again rather than trust it
+  }
+
+  /** Not sure how a write changed the account's counts: read them again next time. */
+  unsureOf(accountId: string): void {
+    this.counts.delete(accountId);
+  }
+
+  customTools(accountId: string, environment: Environment): readonly ToolView[] | undefined {
+    return this.tools.get(`${accountId}:${environment}`);
+  }
+
+  setCustomTools(accountId: string, environment: Environment, tools: readonly ToolView[]): void {
+    bounded(this.tools, `${accountId}:${environment}`, tools, MAX_ACCOUNTS);
+  }
+
+  /** A tool.register or tool.delete of the account environment: read its tools again. */
+  toolsChanged(accountId: string, environment: Environment): void {
+    this.tools.delete(`${accountId}:${environment}`);
+  }
+
+  /** A copy of the task as last written by this writer, if known. */
+  doc(id: string): TaskDoc | undefined {
+    const d = this.docs.get(id);
+    return d && structuredClone(d);
+  }
+
+  /** Remembers the task as just written (a copy); finished tasks are forgotten. */
+  wrote(doc: TaskDoc): void {
+    if (TERMINAL_STATUSES.includes(doc.status)) this.docs.delete(doc._id);
+    else bounded(this.docs, doc._id, structuredClone(doc), MAX_DOCS);
+  }
+
+  /** The outbox stored with `version` has been published (and confirmed). */
+  outboxPublished(id: string, version: number): void {
+    this.published.set(id, version);
+  }
+
+  /** True when the stored outbox of the task at `version` is known published. */
+  isPublished(id: string, version: number): boolean {
+    return this.published.get(id) === version;
+  }
+
+  /** The task is being written whole: whatever outbox it stored before is replaced. */
+  rewritten(id: string): void {
+    this.published.delete(id);
+  }
+
+  /** Takes the published outboxes still to clear in the database. */
+  takePublished(): { id: string; version: number }[] {
+    const out = [...this.published].map(([id, version]) => ({ id, version }));
+    this.published.clear();
+    return out;
+  }
+}
