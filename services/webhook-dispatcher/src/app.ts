@@ -7,6 +7,8 @@ import { Broker } from '@tes/messaging';
 import { connectMongo, ensureIndexes, isConnected } from '@tes/store';
 import { parseHostList, type Config } from './config.js';
 import { HttpSender } from './delivery/http-sender.js';
+import { ConfigCache } from './domain/config-cache.js';
+import { crashHook } from './domain/crash-point.js';
 import { DeliveryScheduler } from './domain/delivery-scheduler.js';
 import { parseRetrySchedule } from './domain/retry-schedule.js';
 import { consumeTaskEvents } from './messaging/task-event.consumer.js';
@@ -31,18 +33,26 @@ export async function startDispatcher(config: Config, logger: Logger, metrics?: 
   const policy = parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE_MS);
   const guard = { allowedHosts: parseHostList(config.WEBHOOK_ALLOWED_HOSTS) };
   const mongo = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
+  if (metrics) countDbCommands(mongo, metrics);
   const repos = createRepositories(mongo);
   await ensureIndexes(mongo);
 
+  const http = new HttpSender(guard);
+  const configCache = new ConfigCache(repos, config.WEBHOOK_CONFIG_CACHE_MS);
+  const checkpoint = crashHook(config.DISPATCHER_CRASH_POINT);
+  const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const leaseMs = config.WEBHOOK_TIMEOUT_MS + config.CLAIM_MARGIN_MS;
   const scheduler = new DeliveryScheduler(
     {
       ...repos,
-      sender: metrics ? countedSender(new HttpSender(guard), metrics) : new HttpSender(guard),
+      config: configCache,
+      sender: metrics ? countedSender(http, metrics) : http,
       policy,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-      leaseMs: config.WEBHOOK_TIMEOUT_MS + config.CLAIM_MARGIN_MS,
-      holder: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+      leaseMs,
+      holder,
       logger,
+      checkpoint,
     },
     {
       pollIntervalMs: config.POLL_INTERVAL_MS,
@@ -63,13 +73,14 @@ export async function startDispatcher(config: Config, logger: Logger, metrics?: 
     await broker.connect();
     await consumeTaskEvents(
       broker,
-      { events: repos.events, endpoints: repos.endpoints, logger, onStored: () => scheduler.wake() },
+      { ...repos, config: configCache, logger, handOffMs: leaseMs, scheduler, holder, checkpoint },
       config.PREFETCH,
     );
     await consumeWebhookAdmin(broker, { ...repos, guard, logger, onStored: () => scheduler.wake() });
   } catch (err) {
     await broker.close(0).catch(() => undefined);
     await mongo.close().catch(() => undefined);
+    http.close();
     throw err;
   }
   scheduler.start();
@@ -85,11 +96,42 @@ export async function startDispatcher(config: Config, logger: Logger, metrics?: 
     stop(timeoutMs = config.SHUTDOWN_TIMEOUT_MS) {
       stopped ??= (async () => {
         await Promise.all([broker.close(timeoutMs), scheduler.stop(timeoutMs)]);
+        http.close();
         await mongo.close();
       })();
       return stopped;
     },
   };
+}
+
+/**
+ * Database commands by name (`webhook_dispatcher_db_commands_total`), when the driver's command
+ * monitoring is on (`monitorCommands=true` in MONGO_URL): how many round trips the deliveries
+ * cost (bench/dispatcher-scaling.ts reads it). Off by default: it costs an event per command.
+ */
+function countDbCommands(mongo: Connection, metrics: Metrics): void {
+  const client = mongo.getClient();
+  if (!client.options.monitorCommands) return;
+  const counts = new Map<string, number>();
+  client.on('commandStarted', (e: { commandName: string }) => counts.set(e.commandName, (counts.get(e.commandName) ?? 0) + 1));
+  const name = 'webhook_dispatcher_db_commands_total';
+  const help = 'Database commands sent by the webhook dispatcher, by command name (only with command monitoring on)';
+  const collect = () => ({
+    name,
+    help,
+    type: 'counter',
+    aggregator: 'sum',
+    values: [...counts].map(([command, value]) => ({ value, labels: { command } })),
+  });
+  // A counter in prom-client's metric shape, on the service's registry (no prom-client dependency here).
+  metrics.registry.registerMetric({
+    name,
+    help,
+    type: 'counter',
+    aggregator: 'sum',
+    get: async () => collect(),
+    reset: () => counts.clear(),
+  } as never);
 }
 
 /** Counts each webhook POST by outcome, at the one place they are sent. */

@@ -1,5 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { commonEnv } from '@tes/config';
+import { CRASH_POINTS } from './domain/crash-point.js';
 
 export const configSchema = {
   type: 'object',
@@ -8,8 +9,8 @@ export const configSchema = {
     OPS_PORT: { ...commonEnv.OPS_PORT, default: 8094 },
     MONGO_DB: { type: 'string', minLength: 1, default: 'tes_webhook_dispatcher' },
     AMQP_NAMESPACE: { type: 'string', default: '' },
-    /** task.event messages handed to this replica before it acks (they are stored one by one, in order). */
-    PREFETCH: { type: 'integer', minimum: 1, maximum: 1000, default: 64 },
+    /** task.event messages handed to this replica before it acks; also the largest batch it stores at once. */
+    PREFETCH: { type: 'integer', minimum: 1, maximum: 1000, default: 256 },
     /** A delivery succeeds only with HTTP 200 within this time (spec 6.3: 30 s). */
     WEBHOOK_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 30000 },
     /** Delays before attempts 2..n, comma separated; attempts = entries + 1 (spec 6.3). */
@@ -18,14 +19,24 @@ export const configSchema = {
     WEBHOOK_ALLOWED_HOSTS: { type: 'string', default: '' },
     /** How often the poller looks for due attempts (it is also woken at once by new events). */
     POLL_INTERVAL_MS: { type: 'integer', minimum: 10, default: 500 },
-    /** Deliveries in flight in this replica. */
-    DELIVERY_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 10000, default: 64 },
+    /**
+     * Deliveries in flight in this replica. Generous: a slow endpoint holds ENDPOINT_CONCURRENCY
+     * of them for as long as it takes to answer, and the rest must still carry everybody else.
+     */
+    DELIVERY_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 10000, default: 256 },
     /** Deliveries in flight in this replica to one account environment's endpoint. */
     ENDPOINT_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 10000, default: 16 },
     /** A claim older than WEBHOOK_TIMEOUT_MS + this is taken as abandoned (its holder died). */
     CLAIM_MARGIN_MS: { type: 'integer', minimum: 0, default: 30000 },
     /** How long an event waits for its task's previous version to arrive before it is sent anyway. */
     ORDER_GAP_WAIT_MS: { type: 'integer', minimum: 0, default: 1000 },
+    /** How long a replica reuses an endpoint and its secrets read from the database (0: read at every delivery). */
+    WEBHOOK_CONFIG_CACHE_MS: { type: 'integer', minimum: 0, maximum: 10000, default: 1000 },
+    /**
+     * TEST ONLY: the dispatcher SIGKILLs itself the first time it reaches this point (see
+     * domain/crash-point.ts), for the crash tests. Never set in a deployment; empty: inert.
+     */
+    DISPATCHER_CRASH_POINT: { type: 'string', enum: ['', ...CRASH_POINTS], default: '' },
   },
   required: [
     'AMQP_URL',
@@ -44,6 +55,8 @@ export const configSchema = {
     'ENDPOINT_CONCURRENCY',
     'CLAIM_MARGIN_MS',
     'ORDER_GAP_WAIT_MS',
+    'WEBHOOK_CONFIG_CACHE_MS',
+    'DISPATCHER_CRASH_POINT',
   ],
 } as const;
 

@@ -20,14 +20,38 @@ export interface SendResult {
 }
 
 const USER_AGENT = 'tes-webhook-dispatcher/0.1';
+/** An idle kept-alive connection is closed after this long (below the 5 s keep-alive of Node servers and most proxies). */
+const IDLE_SOCKET_MS = 4000;
+/** An agent with no connection left is dropped after this long. */
+const IDLE_AGENT_MS = 5 * 60_000;
 
 /**
  * One POST, with node's http: no redirect is ever followed (a 3xx is a failure like any
- * non-200), no connection is reused (each request resolves the host again through the
- * guard), and the whole exchange up to the response status is bounded by `timeoutMs`.
+ * non-200), and the whole exchange up to the response status is bounded by `timeoutMs`.
+ *
+ * Connections are kept alive, in one agent per environment and origin: a connection is opened
+ * (its addresses checked by the guard's lookup) for one environment and reused only for that
+ * environment and origin, so a live delivery never rides on a connection that only the test
+ * rules allowed. Agents have no socket limit (the scheduler bounds deliveries per endpoint), so
+ * a slow endpoint's requests never queue another account's behind them on a shared host. A
+ * request on a reused connection that the receiver had just closed (no answer at all) is sent
+ * once more on a fresh one: it may duplicate a delivery, with the same webhook-id, never lose one.
  */
 export class HttpSender {
-  constructor(private readonly guard: GuardOptions) {}
+  private readonly agents = new Map<string, { agent: http.Agent; usedAt: number }>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly guard: GuardOptions) {
+    this.sweeper = setInterval(() => this.sweep(), 60_000);
+    this.sweeper.unref();
+  }
+
+  /** Closes every kept-alive connection. */
+  close(): void {
+    clearInterval(this.sweeper);
+    for (const { agent } of this.agents.values()) agent.destroy();
+    this.agents.clear();
+  }
 
   async send(req: SendRequest): Promise<SendResult> {
     const started = performance.now();
@@ -38,30 +62,67 @@ export class HttpSender {
     } catch (err) {
       return { ok: false, status_code: null, latency_ms: elapsed(), error: describe(err, req.timeoutMs) };
     }
-    const transport = url.protocol === 'https:' ? https : http;
     const body = Buffer.from(req.body, 'utf8');
+    const deadline = started + req.timeoutMs;
+    const first = await this.post(url, req, body, deadline);
+    const result = first.retryFresh && performance.now() < deadline ? await this.post(url, req, body, deadline, true) : first;
+    return { ok: result.ok, status_code: result.status_code, error: result.error, latency_ms: elapsed() };
+  }
 
-    return new Promise<SendResult>((resolve) => {
+  private agentFor(url: URL, environment: Environment): http.Agent {
+    const key = `${environment} ${url.protocol}//${url.host}`;
+    let entry = this.agents.get(key);
+    if (!entry) {
+      const options = { keepAlive: true, maxSockets: Infinity, maxFreeSockets: 64, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' as const };
+      entry = { agent: url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options), usedAt: 0 };
+      this.agents.set(key, entry);
+    }
+    entry.usedAt = Date.now();
+    return entry.agent;
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [key, { agent, usedAt }] of this.agents) {
+      const open = Object.values(agent.sockets).length + Object.values(agent.freeSockets).length;
+      if (open === 0 && now - usedAt > IDLE_AGENT_MS) {
+        agent.destroy();
+        this.agents.delete(key);
+      }
+    }
+  }
+
+  /** One exchange; `retryFresh` when a reused connection failed before any answer. */
+  private post(
+    url: URL,
+    req: SendRequest,
+    body: Buffer,
+    deadline: number,
+    fresh = false,
+  ): Promise<Omit<SendResult, 'latency_ms'> & { retryFresh: boolean }> {
+    const transport = url.protocol === 'https:' ? https : http;
+    return new Promise((resolve) => {
       let settled = false;
-      const finish = (result: Omit<SendResult, 'latency_ms'>) => {
+      const finish = (result: Omit<SendResult, 'latency_ms'>, retryFresh = false) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        resolve({ ...result, latency_ms: elapsed() });
+        resolve({ ...result, retryFresh });
       };
       const request = transport.request(url, {
         method: 'POST',
-        agent: false,
+        // A retry after a stale kept-alive connection goes on a connection of its own.
+        agent: fresh ? false : this.agentFor(url, req.environment),
         lookup: guardedLookup(req.environment, this.guard),
         headers: {
           ...req.headers,
           'content-type': 'application/json',
           'content-length': String(body.length),
           'user-agent': USER_AGENT,
-          connection: 'close',
+          ...(fresh ? { connection: 'close' } : {}),
         },
       });
-      const timer = setTimeout(() => request.destroy(new TimeoutError(req.timeoutMs)), req.timeoutMs);
+      const timer = setTimeout(() => request.destroy(new TimeoutError(req.timeoutMs)), Math.max(1, deadline - performance.now()));
       request.on('response', (res) => {
         const status = res.statusCode ?? 0;
         finish({
@@ -76,7 +137,11 @@ export class HttpSender {
         res.on('close', () => clearTimeout(drain));
         res.on('error', () => undefined);
       });
-      request.on('error', (err) => finish({ ok: false, status_code: null, error: describe(err, req.timeoutMs) }));
+      request.on('error', (err) => {
+        const code = (err as NodeJS.ErrnoException).code;
+        const closedEarly = code === 'ECONNRESET' || code === 'EPIPE' || err.message === 'socket hang up';
+        finish({ ok: false, status_code: null, error: describe(err, req.timeoutMs) }, !fresh && request.reusedSocket && closedEarly);
+      });
       request.end(body);
     });
   }

@@ -2,6 +2,7 @@ import { AppError } from '@tes/errors';
 import type { Environment } from '@tes/contracts';
 import type { DeliveryAttemptRepository } from '../store/delivery-attempt.repository.js';
 import type { EventDoc, EventRepository } from '../store/event.repository.js';
+import { slotOf, type PendingRepository } from '../store/pending.repository.js';
 
 export interface AttemptView {
   attempt: number;
@@ -29,6 +30,7 @@ export interface DeliveryView {
 
 interface Deps {
   events: EventRepository;
+  pending: PendingRepository;
   attempts: DeliveryAttemptRepository;
 }
 
@@ -52,9 +54,10 @@ export async function listDeliveries(deps: Deps, query: ListQuery): Promise<{ da
 
 /**
  * `deliveries redeliver`: an undeliverable (or no_endpoint) event gets a fresh schedule that
- * starts now; the running dispatchers pick it up at their next poll.
+ * starts now (a pending document in the open lane: the running dispatchers pick it up at their
+ * next poll). The insert decides between two operators redelivering at once.
  */
-export async function redeliver(deps: Deps, eventId: string): Promise<DeliveryView> {
+export async function redeliver(deps: Deps, eventId: string, now = new Date()): Promise<DeliveryView> {
   const event = await deps.events.get(eventId);
   if (!event || event.status === 'skipped') throw new AppError('not_found', `no webhook event ${eventId}`);
   if (event.status !== 'undeliverable' && event.status !== 'no_endpoint') {
@@ -63,7 +66,21 @@ export async function redeliver(deps: Deps, eventId: string): Promise<DeliveryVi
       `event ${eventId} is ${event.status}: only undeliverable or no_endpoint events can be redelivered`,
     );
   }
-  if (!(await deps.events.restart(event))) throw new AppError('invalid_request', `event ${eventId} changed meanwhile: run it again`);
+  if (event.body === null) throw new AppError('not_found', `no webhook event ${eventId}`);
+  const inserted = await deps.pending.insertOne({
+    ...event,
+    event_id: event._id,
+    body: event.body,
+    status: 'pending',
+    schedule_base: event.attempts_made,
+    next_attempt_at: now,
+    delivered_at: null,
+    updated_at: now,
+    lane: 'open',
+    slot: slotOf({ next_attempt_at: now }),
+    tag: `redeliver:${eventId}:${event.attempts_made}`,
+  });
+  if (inserted !== 'inserted') throw new AppError('invalid_request', `event ${eventId} changed meanwhile: run it again`);
   const after = await deps.events.get(eventId);
   const attempts = await deps.attempts.listFor([eventId]);
   return view(

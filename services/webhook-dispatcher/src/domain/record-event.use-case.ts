@@ -1,13 +1,28 @@
 import type { Envelope, TaskEvent } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
-import type { EndpointRepository } from '../store/endpoint.repository.js';
+import type { InsertOutcome } from '../store/batch.js';
+import type { EventKeyRepository } from '../store/event-key.repository.js';
 import type { EventDoc, EventRepository, EventStatus } from '../store/event.repository.js';
+import type { PendingDoc, PendingRepository } from '../store/pending.repository.js';
+import type { ConfigCache } from './config-cache.js';
+import type { Stored } from './delivery-scheduler.js';
 import { eventIdOf, toWebhook } from './webhook-event.js';
+
+/**
+ * Pending documents stored together share a tag, by groups of this size: they are removed with
+ * `{tag, _id: {$in}}`, which FerretDB v1 answers by reading every document of the tag (it pushes
+ * the equality down to PostgreSQL, not the `$in`), so small groups keep each removal cheap.
+ */
+const TAG_SIZE = 16;
 
 export interface RecordEventDeps {
   events: EventRepository;
-  endpoints: EndpointRepository;
+  pending: PendingRepository;
+  eventKeys: EventKeyRepository;
+  config: ConfigCache;
   logger: Logger;
+  /** A lease: until then, only the replica that stored a pending event delivers it. */
+  handOffMs: number;
 }
 
 export interface RecordResult {
@@ -17,26 +32,95 @@ export interface RecordResult {
   status: EventStatus;
 }
 
+/** One message to store: mapped already (an unmappable one never gets here). */
+export interface IncomingEvent {
+  message: TaskEvent;
+  envelope: Pick<Envelope, 'id' | 'occurred_at'>;
+}
+
+interface Prepared {
+  eventId: string;
+  pending: PendingDoc | null;
+  final: EventDoc | null;
+}
+
 /**
- * Stores a task event once. Webhook kinds become `pending` (due now) or `no_endpoint`;
- * the other kinds are kept as `skipped` markers, so the next version of the task knows its
- * predecessor has arrived. Throws UnmappableEventError for a webhook kind without its data.
+ * Stores a batch of task events, each once, in queue order:
+ * - a webhook kind of an environment with an endpoint becomes a pending document (fast lane:
+ *   this replica delivers it), then its dedup key is inserted; a key that exists already means
+ *   the message was stored before, and the pending document just inserted is taken back;
+ * - a webhook kind without an endpoint is stored in `events` as `no_endpoint` (and keyed);
+ * - the other kinds are stored in `events` as `skipped` markers, so the next version of the
+ *   task knows its predecessor has arrived.
+ * Three inserts per batch, whatever its size. Throws if the database fails (the caller retries).
+ * Returns the results and what the scheduler should take.
  */
-export async function recordTaskEvent(
-  message: TaskEvent,
-  envelope: Pick<Envelope, 'id' | 'occurred_at'>,
+export async function recordTaskEvents(
+  items: readonly IncomingEvent[],
   deps: RecordEventDeps,
+  tag: string,
   now = new Date(),
-): Promise<RecordResult> {
-  const eventId = eventIdOf(envelope.id);
-  const { task } = message;
-  const webhook = toWebhook(message, envelope.occurred_at);
-  let status: EventStatus = 'skipped';
-  if (webhook) {
-    const endpoint = await deps.endpoints.get(task.account_id, task.environment);
-    status = endpoint ? 'pending' : 'no_endpoint';
+): Promise<{ results: RecordResult[]; stored: Stored[] }> {
+  const all = await Promise.all(items.map((item, i) => prepare(item, deps, `${tag}.${Math.floor(i / TAG_SIZE)}`, now)));
+  // The same message twice in one batch (a quick redelivery): only the first one is written.
+  const firstIndex = new Map<string, number>();
+  all.forEach((p, i) => {
+    if (!firstIndex.has(p.eventId)) firstIndex.set(p.eventId, i);
+  });
+  const prepared = all.filter((p, i) => firstIndex.get(p.eventId) === i);
+  const pendingDocs = prepared.flatMap((p) => (p.pending ? [p.pending] : []));
+  const finalDocs = prepared.flatMap((p) => (p.final ? [p.final] : []));
+  const [pendingOut, finalOut] = await Promise.all([deps.pending.insertMany(pendingDocs), deps.events.insertMany(finalDocs)]);
+  const outcome = new Map<string, InsertOutcome>();
+  pendingDocs.forEach((d, i) => outcome.set(d._id, settledOrThrow(pendingOut[i])));
+  finalDocs.forEach((d, i) => outcome.set(d._id, settledOrThrow(finalOut[i])));
+
+  // Keys of the webhook events (pending or no_endpoint); a duplicate key is a duplicate message.
+  const keyed = prepared.filter((p) => p.pending || p.final?.status === 'no_endpoint').map((p) => p.eventId);
+  const keyOut = await deps.eventKeys.insertMany(keyed, now);
+  const keyOutcome = new Map(keyed.map((id, i) => [id, settledOrThrow(keyOut[i])]));
+
+  const resultOf = new Map<string, RecordResult>();
+  const stored: Stored[] = [];
+  for (const p of prepared) {
+    const inserted = outcome.get(p.eventId) === 'inserted' && keyOutcome.get(p.eventId) !== 'duplicate';
+    if (p.pending) {
+      if (outcome.get(p.eventId) === 'inserted' && !inserted) await deps.pending.removeOwn(p.eventId, p.pending.tag);
+      if (inserted) stored.push({ kind: 'pending', doc: p.pending });
+      resultOf.set(p.eventId, { eventId: p.eventId, inserted, status: 'pending' });
+    } else if (p.final) {
+      if (inserted) stored.push({ kind: 'final', doc: p.final });
+      resultOf.set(p.eventId, { eventId: p.eventId, inserted, status: p.final.status });
+    }
+    if (!inserted) deps.logger.debug('task event already stored', { event_id: p.eventId });
+    else if (p.final?.status === 'no_endpoint') {
+      deps.logger.info('no webhook endpoint: event kept as no_endpoint', {
+        event_id: p.eventId,
+        task_id: p.final.task_id,
+        account_id: p.final.account_id,
+        environment: p.final.environment,
+      });
+    }
   }
-  const doc: EventDoc = {
+  const results = all.map((p, i) => {
+    const r = resultOf.get(p.eventId) as RecordResult;
+    return firstIndex.get(p.eventId) === i ? r : { ...r, inserted: false };
+  });
+  return { results, stored };
+}
+
+function settledOrThrow(r: InsertOutcome | Error | undefined): InsertOutcome {
+  if (r instanceof Error) throw r;
+  return r ?? 'inserted';
+}
+
+async function prepare(item: IncomingEvent, deps: RecordEventDeps, tag: string, now: Date): Promise<Prepared> {
+  const eventId = eventIdOf(item.envelope.id);
+  const { message } = item;
+  const { task } = message;
+  const webhook = toWebhook(message, item.envelope.occurred_at);
+  const endpoint = webhook ? await deps.config.endpoint(task.account_id, task.environment) : null;
+  const base = {
     _id: eventId,
     account_id: task.account_id,
     environment: task.environment,
@@ -44,31 +128,40 @@ export async function recordTaskEvent(
     version: message.version,
     kind: message.kind,
     event: webhook?.event ?? null,
-    body: webhook?.body ?? null,
-    occurred_at: envelope.occurred_at,
+    occurred_at: item.envelope.occurred_at,
     received_at: now,
-    status,
     attempts_made: 0,
     schedule_base: 0,
-    next_attempt_at: status === 'pending' ? now : null,
     delivered_at: null,
     last_status_code: null,
-    last_error: status === 'no_endpoint' ? 'no webhook endpoint configured' : null,
     updated_at: now,
   };
-  const inserted = await deps.events.insert(doc);
-  if (!inserted) {
-    deps.logger.debug('task event already stored', { event_id: eventId, task_id: task.id });
-    const existing = await deps.events.get(eventId);
-    return { eventId, inserted, status: existing?.status ?? status };
+  if (webhook && endpoint) {
+    return {
+      eventId,
+      pending: {
+        ...base,
+        event_id: eventId,
+        body: webhook.body,
+        status: 'pending',
+        next_attempt_at: new Date(now.getTime() + deps.handOffMs),
+        last_error: null,
+        lane: 'fast',
+        tag,
+      },
+      final: null,
+    };
   }
-  if (status === 'no_endpoint') {
-    deps.logger.info('no webhook endpoint: event kept as no_endpoint', {
-      event_id: eventId,
-      task_id: task.id,
-      account_id: task.account_id,
-      environment: task.environment,
-    });
-  }
-  return { eventId, inserted, status };
+  const status: EventStatus = webhook ? 'no_endpoint' : 'skipped';
+  return {
+    eventId,
+    pending: null,
+    final: {
+      ...base,
+      body: webhook?.body ?? null,
+      status,
+      next_attempt_at: null,
+      last_error: status === 'no_endpoint' ? 'no webhook endpoint configured' : null,
+    },
+  };
 }

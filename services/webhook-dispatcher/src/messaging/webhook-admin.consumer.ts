@@ -19,13 +19,13 @@ import { listDeliveries, redeliver, type DeliveryView } from '../domain/deliveri
 import { setEndpoint } from '../domain/manage-endpoint.use-case.js';
 import { ensureSecret, rotateSecret } from '../domain/manage-secrets.use-case.js';
 import type { GuardOptions } from '../domain/ssrf-guard.js';
-import type { EventDoc } from '../store/event.repository.js';
+import { slotOf, type PendingDoc } from '../store/pending.repository.js';
 import type { Repositories } from '../store/repositories.js';
 
 export interface WebhookAdminDeps extends Repositories {
   guard: GuardOptions;
   logger: Logger;
-  /** Wakes the delivery poller (a test event is due at once). */
+  /** Wakes the delivery poller (a test event or a redelivered one is due at once). */
   onStored(): void;
 }
 
@@ -155,8 +155,9 @@ async function sendTest(q: WebhookSendTest, deps: WebhookAdminDeps): Promise<obj
     timestamp,
     data: { step: 'test', tool: 'dashboard', message: 'Test event sent from the dashboard', progress_pct: 100 },
   });
-  const doc: EventDoc = {
+  const doc: PendingDoc = {
     _id: eventId,
+    event_id: eventId,
     account_id: q.account_id,
     environment: q.environment,
     task_id: taskId,
@@ -174,8 +175,11 @@ async function sendTest(q: WebhookSendTest, deps: WebhookAdminDeps): Promise<obj
     last_status_code: null,
     last_error: null,
     updated_at: now,
+    lane: 'open',
+    slot: slotOf({ next_attempt_at: now }),
+    tag: `test:${eventId}`,
   };
-  if (!(await deps.events.insert(doc))) throw new Error(`test event id ${eventId} collided`);
+  if ((await deps.pending.insertOne(doc)) !== 'inserted') throw new Error(`test event id ${eventId} collided`);
   deps.onStored();
   deps.logger.info('test webhook event stored', { event_id: eventId, account_id: q.account_id, environment: q.environment });
   return { ok: true, event_id: eventId, task_id: taskId };

@@ -1,5 +1,6 @@
 import { Schema, type Connection } from 'mongoose';
 import { claim } from '@tes/store';
+import { insertBatcher, type Batcher, type InsertOutcome } from './batch.js';
 
 /**
  * Who performs attempt n of an event: the replica whose insert of `${event_id}:${n}` wins.
@@ -31,15 +32,39 @@ export type ClaimResult = { won: true; id: string; takeover: boolean } | { won: 
 
 export class AttemptClaimRepository {
   private readonly model;
+  private readonly batch: Batcher<AttemptClaimDoc, InsertOutcome>;
 
   constructor(private readonly conn: Connection) {
     this.model = conn.model<AttemptClaimDoc>('AttemptClaim', claimSchema, 'attempt_claims');
+    this.batch = insertBatcher<AttemptClaimDoc>(() => this.model.collection);
   }
 
-  async acquire(eventId: string, attempt: number, holder: string, leaseMs: number, now = new Date()): Promise<ClaimResult> {
+  /**
+   * Claims attempt n. The plain claim `${event_id}:${n}` is an insert batched with the others
+   * made now. When it is lost, the holder is normally alive and busy: the claim counts as held for
+   * a lease from now, without a read. Only when the caller suspects the holder died (`suspect`:
+   * the event is overdue) are the claims read, and an expired one taken over.
+   */
+  async acquire(
+    eventId: string,
+    attempt: number,
+    holder: string,
+    leaseMs: number,
+    options: { suspect?: boolean; now?: Date } = {},
+  ): Promise<ClaimResult> {
+    const now = options.now ?? new Date();
+    const base = `${eventId}:${attempt}`;
+    if ((await this.batch.add({ _id: base, event_id: eventId, attempt, holder, claimed_at: now })) === 'inserted') {
+      return { won: true, id: base, takeover: false };
+    }
+    if (!options.suspect) return { won: false, heldUntil: new Date(now.getTime() + leaseMs) };
+    return this.takeOver(eventId, attempt, holder, leaseMs, now);
+  }
+
+  /** The claims of attempt n are all older than the lease: insert the next `retry-k` (one insert wins). */
+  private async takeOver(eventId: string, attempt: number, holder: string, leaseMs: number, now: Date): Promise<ClaimResult> {
     const base = `${eventId}:${attempt}`;
     const doc = (id: string): AttemptClaimDoc => ({ _id: id, event_id: eventId, attempt, holder, claimed_at: now });
-    if (await claim(this.conn, 'attempt_claims', doc(base) as never)) return { won: true, id: base, takeover: false };
 
     const claims = await this.model.find({ event_id: eventId, attempt }).sort({ claimed_at: -1 }).lean<AttemptClaimDoc[]>().exec();
     const latest = claims[0];

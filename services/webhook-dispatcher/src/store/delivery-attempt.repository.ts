@@ -1,8 +1,14 @@
 import { Schema, type Connection } from 'mongoose';
 import type { Environment } from '@tes/contracts';
 import { isDuplicateKey } from '@tes/store';
+import { insertBatcher, type Batcher, type InsertOutcome } from './batch.js';
 
-/** The outcome of one attempt, recorded once: `_id` = `${event_id}:${attempt}`. */
+/**
+ * The outcome of one attempt, recorded once: `_id` = `${event_id}:${attempt}`. The insert that
+ * wins decides the outcome of attempt n, and it carries the event's state after it
+ * (`status_after`, `next_attempt_at`), so a replica that takes over after a crash applies
+ * exactly what the holder decided.
+ */
 export interface DeliveryAttemptDoc {
   _id: string;
   event_id: string;
@@ -18,6 +24,11 @@ export interface DeliveryAttemptDoc {
   status_code: number | null;
   latency_ms: number;
   error: string | null;
+  /** The event's status after this attempt (absent in records written before it was kept). */
+  status_after?: 'delivered' | 'pending' | 'undeliverable';
+  /** When the next attempt is due (a retry), else null. */
+  next_attempt_at?: Date | null;
+  schedule_base?: number;
 }
 
 const attemptSchema = new Schema<DeliveryAttemptDoc>(
@@ -42,9 +53,16 @@ attemptSchema.index({ event_id: 1, attempt: 1 });
 
 export class DeliveryAttemptRepository {
   private readonly model;
+  private readonly batch: Batcher<DeliveryAttemptDoc, InsertOutcome>;
 
   constructor(conn: Connection) {
     this.model = conn.model<DeliveryAttemptDoc>('DeliveryAttempt', attemptSchema, 'delivery_attempts');
+    this.batch = insertBatcher<DeliveryAttemptDoc>(() => this.model.collection);
+  }
+
+  /** As `record`, batched with the other outcomes being recorded now. */
+  async recordBatched(doc: DeliveryAttemptDoc): Promise<boolean> {
+    return (await this.batch.add(doc)) === 'inserted';
   }
 
   /** Records an outcome; false when this attempt's outcome was recorded already (by another holder). */
@@ -62,12 +80,19 @@ export class DeliveryAttemptRepository {
     return this.model.findById(`${eventId}:${attempt}`).lean<DeliveryAttemptDoc>().exec();
   }
 
+  /**
+   * The attempts of these events, by event then attempt. One equality query per event: FerretDB v1
+   * pushes an equality down to PostgreSQL, but answers `$in` by reading the whole collection.
+   */
   async listFor(eventIds: readonly string[]): Promise<DeliveryAttemptDoc[]> {
-    if (eventIds.length === 0) return [];
-    return this.model
-      .find({ event_id: { $in: [...eventIds] } })
-      .sort({ event_id: 1, attempt: 1 })
-      .lean<DeliveryAttemptDoc[]>()
-      .exec();
+    const out: DeliveryAttemptDoc[] = [];
+    const ids = [...new Set(eventIds)].sort();
+    for (let i = 0; i < ids.length; i += 8) {
+      const chunk = await Promise.all(
+        ids.slice(i, i + 8).map((id) => this.model.find({ event_id: id }).sort({ attempt: 1 }).lean<DeliveryAttemptDoc[]>().exec()),
+      );
+      for (const list of chunk) out.push(...list);
+    }
+    return out;
   }
 }

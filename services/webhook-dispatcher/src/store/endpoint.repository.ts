@@ -28,12 +28,23 @@ export function endpointId(accountId: string, environment: Environment): string 
   return `${accountId}:${environment}`;
 }
 
-/** Written only by the operator (CLI); read at every delivery, so a change applies to the next attempt. */
+export type ChangeListener = (accountId: string, environment: Environment) => void;
+
+/**
+ * Written by the operator (CLI) and the dashboard (`webhook.set`); read at every delivery through
+ * the dispatcher's short-lived cache (ConfigCache), which a write made by this process clears
+ * at once (`onChange`).
+ */
 export class EndpointRepository {
   private readonly model;
+  private readonly listeners: ChangeListener[] = [];
 
   constructor(conn: Connection) {
     this.model = conn.model<EndpointDoc>('Endpoint', endpointSchema, 'endpoints');
+  }
+
+  onChange(listener: ChangeListener): void {
+    this.listeners.push(listener);
   }
 
   async get(accountId: string, environment: Environment): Promise<EndpointDoc | null> {
@@ -45,6 +56,7 @@ export class EndpointRepository {
     const existing = await this.get(accountId, environment);
     const doc: EndpointDoc = { _id, account_id: accountId, environment, url, created_at: existing?.created_at ?? now, updated_at: now };
     await this.model.collection.replaceOne({ _id } as never, doc, { upsert: true });
+    for (const l of this.listeners) l(accountId, environment);
     return doc;
   }
 }

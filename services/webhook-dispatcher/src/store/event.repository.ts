@@ -1,9 +1,12 @@
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type mongo } from 'mongoose';
 import type { Environment, TaskEventKind, WebhookEventName } from '@tes/contracts';
 import { isDuplicateKey } from '@tes/store';
+import { Limiter, insertBatcher, insertEach, type Batcher, type InsertOutcome } from './batch.js';
+import { latest, type PendingDoc, type PendingRepository } from './pending.repository.js';
 
 /**
- * - pending: to be attempted at `next_attempt_at` (if it is the head of its task);
+ * - pending: to be attempted at `next_attempt_at` (if it is the head of its task); lives in
+ *   `pending_events` (see PendingRepository), never in `events`;
  * - delivered: an attempt got HTTP 200;
  * - undeliverable: every attempt of its schedule failed;
  * - no_endpoint: the account environment had no endpoint when the event arrived;
@@ -13,7 +16,12 @@ import { isDuplicateKey } from '@tes/store';
 export const EVENT_STATUSES = ['pending', 'delivered', 'undeliverable', 'no_endpoint', 'skipped'] as const;
 export type EventStatus = (typeof EVENT_STATUSES)[number];
 
-/** One task event, stored once: `_id` is the webhook id derived from the message id. */
+/**
+ * One task event: `_id` is the webhook id derived from the message id. In the `events`
+ * collection, an event is written once in its final state (delivered, undeliverable,
+ * no_endpoint, skipped), by an insert; a pending event is a PendingDoc. The views this
+ * repository returns combine both, so readers see one document per event.
+ */
 export interface EventDoc {
   _id: string;
   account_id: string;
@@ -62,24 +70,45 @@ const eventSchema = new Schema<EventDoc>(
   },
   { versionKey: false },
 );
-eventSchema.index({ status: 1, next_attempt_at: 1 });
 eventSchema.index({ task_id: 1, version: 1 });
 eventSchema.index({ account_id: 1, environment: 1, received_at: -1 });
 
 type Key = Pick<EventDoc, 'account_id' | 'environment' | 'task_id'>;
-export type EndpointKey = Pick<EventDoc, 'account_id' | 'environment'>;
 const taskFilter = (e: Key) => ({ account_id: e.account_id, environment: e.environment, task_id: e.task_id });
 
-export type OutcomeUpdate = Pick<
-  EventDoc,
-  'status' | 'attempts_made' | 'next_attempt_at' | 'delivered_at' | 'last_status_code' | 'last_error'
->;
+/**
+ * What a reader sees: the pending document while one exists, unless `events` already holds a
+ * later state (its final insert is done and the pending document is about to go, or was left
+ * behind by a crash and awaits its repair).
+ */
+export function viewOf(stored: EventDoc | null, pending: PendingDoc | null): EventDoc | null {
+  if (pending && !(stored && isLater(stored, pending))) {
+    const { lane: _lane, tag: _tag, event_id: eventId, ...doc } = pending;
+    return { ...doc, _id: eventId };
+  }
+  return stored;
+}
+
+/** (attempts_made, schedule_base) orders the states of one event. */
+function isLater(a: Pick<EventDoc, 'attempts_made' | 'schedule_base'>, b: Pick<EventDoc, 'attempts_made' | 'schedule_base'>): boolean {
+  return a.attempts_made > b.attempts_made || (a.attempts_made === b.attempts_made && a.schedule_base > b.schedule_base);
+}
 
 export class EventRepository {
   private readonly model;
+  private readonly finals: Batcher<EventDoc, InsertOutcome>;
+  private readonly updates = new Limiter(2);
 
-  constructor(conn: Connection) {
+  constructor(
+    conn: Connection,
+    private readonly pending: PendingRepository,
+  ) {
     this.model = conn.model<EventDoc>('Event', eventSchema, 'events');
+    this.finals = insertBatcher<EventDoc>(() => this.col);
+  }
+
+  private get col(): mongo.Collection {
+    return this.model.collection;
   }
 
   /** Stores an event once; false when a message with the same id was stored before. */
@@ -93,103 +122,78 @@ export class EventRepository {
     }
   }
 
+  insertMany(docs: readonly EventDoc[]): Promise<(InsertOutcome | Error)[]> {
+    return insertEach(this.col, docs);
+  }
+
+  /**
+   * Writes an event's final state (batched with the others finishing now). Normally the first
+   * and only write of the event in this collection; after an operator's redeliver (or a crash
+   * repair) an older state is there already, and is replaced only by a later one.
+   */
+  async finalize(doc: EventDoc): Promise<void> {
+    if ((await this.finals.add(doc)) === 'inserted') return;
+    const { _id, ...rest } = doc;
+    await this.updates.run(() =>
+      this.col.updateOne(
+        {
+          _id,
+          $or: [
+            { attempts_made: { $lt: doc.attempts_made } },
+            { attempts_made: doc.attempts_made, schedule_base: { $lt: doc.schedule_base } },
+          ],
+        } as never,
+        { $set: rest },
+      ),
+    );
+  }
+
+  /** The stored (non-pending) document alone. */
+  async getStored(id: string): Promise<EventDoc | null> {
+    return this.col.findOne<EventDoc>({ _id: id } as never);
+  }
+
+  /** The event as readers see it: pending or final. */
   async get(id: string): Promise<EventDoc | null> {
-    return this.model.findById(id).lean<EventDoc>().exec();
+    // Pending first: a pending document is removed only after its final state was inserted.
+    const pending = await this.pending.get(id);
+    return viewOf(await this.getStored(id), pending);
   }
 
-  /**
-   * Pending events whose time has come, oldest first, leaving out the events this replica
-   * already handles and the account environments it is at its limit for (so a slow endpoint's
-   * backlog cannot fill the batch and crowd out everybody else).
-   */
-  async due(now: Date, limit: number, skip: { ids?: readonly string[]; endpoints?: readonly EndpointKey[] } = {}): Promise<EventDoc[]> {
-    const filter: Record<string, unknown> = { status: 'pending', next_attempt_at: { $lte: now } };
-    if (skip.ids?.length) filter['_id'] = { $nin: [...skip.ids] };
-    if (skip.endpoints?.length) filter['$nor'] = skip.endpoints.map((e) => ({ account_id: e.account_id, environment: e.environment }));
-    return this.model.find(filter).sort({ next_attempt_at: 1 }).limit(limit).lean<EventDoc[]>().exec();
-  }
-
-  /** The earliest pending event of the task before this one: while it exists, this one waits. */
-  async blockerOf(e: EventDoc): Promise<EventDoc | null> {
-    return this.model
-      .findOne({ ...taskFilter(e), status: 'pending', version: { $lt: e.version } })
-      .sort({ version: 1 })
-      .lean<EventDoc>()
-      .exec();
-  }
-
-  /** The next pending event of the task after this one. */
-  async successorOf(e: EventDoc): Promise<EventDoc | null> {
-    return this.model
-      .findOne({ ...taskFilter(e), status: 'pending', version: { $gt: e.version } })
-      .sort({ version: 1 })
-      .lean<EventDoc>()
-      .exec();
-  }
-
+  /** Whether a version of the task has been stored in its final state (skipped markers included). */
   async hasVersion(e: Key, version: number): Promise<boolean> {
-    return (await this.model.exists({ ...taskFilter(e), version })) !== null;
-  }
-
-  /**
-   * Moves a blocked, never-attempted event's time to when its blocker is next tried, so that it
-   * does not come back from the poller's query until then. Touches only never-attempted events.
-   */
-  async park(id: string, until: Date): Promise<boolean> {
-    const res = await this.model.collection.updateOne({ _id: id, status: 'pending', attempts_made: 0 } as never, {
-      $set: { next_attempt_at: until },
-    });
-    return res.matchedCount > 0;
-  }
-
-  /** Makes a parked event due now (its blocker is done). */
-  async wake(id: string, now: Date): Promise<void> {
-    await this.model.collection.updateOne({ _id: id, status: 'pending', attempts_made: 0, next_attempt_at: { $gt: now } } as never, {
-      $set: { next_attempt_at: now },
-    });
-  }
-
-  /**
-   * Applies an attempt's outcome; only if the event is still where that attempt left it
-   * (pending, `attemptsBefore` attempts), so a replayed outcome changes nothing.
-   */
-  async applyOutcome(id: string, attemptsBefore: number, update: OutcomeUpdate, now = new Date()): Promise<boolean> {
-    const res = await this.model.collection.updateOne({ _id: id, status: 'pending', attempts_made: attemptsBefore } as never, {
-      $set: { ...update, updated_at: now },
-    });
-    return res.matchedCount > 0;
-  }
-
-  /** Sets an event that had no endpoint at delivery time to no_endpoint. */
-  async markNoEndpoint(id: string, attemptsBefore: number, now = new Date()): Promise<boolean> {
-    const res = await this.model.collection.updateOne({ _id: id, status: 'pending', attempts_made: attemptsBefore } as never, {
-      $set: { status: 'no_endpoint', next_attempt_at: null, last_error: 'no webhook endpoint configured', updated_at: now },
-    });
-    return res.matchedCount > 0;
-  }
-
-  /** Operator's redeliver: a fresh schedule starting now. */
-  async restart(e: EventDoc, now = new Date()): Promise<boolean> {
-    const res = await this.model.collection.updateOne({ _id: e._id, status: e.status, attempts_made: e.attempts_made } as never, {
-      $set: { status: 'pending', schedule_base: e.attempts_made, next_attempt_at: now, updated_at: now },
-    });
-    return res.matchedCount > 0;
+    return (await this.col.findOne({ ...taskFilter(e), version }, { projection: { _id: 1 } })) !== null;
   }
 
   async listByTask(taskId: string): Promise<EventDoc[]> {
-    return this.model
-      .find({ task_id: taskId, status: { $ne: 'skipped' } })
+    const pending = await this.pending.listByTask(taskId);
+    const stored = await this.col
+      .find<EventDoc>({ task_id: taskId, status: { $ne: 'skipped' } })
       .sort({ version: 1 })
-      .lean<EventDoc[]>()
-      .exec();
+      .toArray();
+    return merge(stored, pending).sort((a, b) => a.version - b.version);
   }
 
   async listByAccount(accountId: string, environment: Environment | undefined, limit: number): Promise<EventDoc[]> {
-    return this.model
-      .find({ account_id: accountId, ...(environment ? { environment } : {}), status: { $ne: 'skipped' } })
+    const pending = await this.pending.listByAccount(accountId, environment, limit);
+    const stored = await this.col
+      .find<EventDoc>({ account_id: accountId, ...(environment ? { environment } : {}), status: { $ne: 'skipped' } })
       .sort({ received_at: -1 })
       .limit(limit)
-      .lean<EventDoc[]>()
-      .exec();
+      .toArray();
+    return merge(stored, pending)
+      .sort((a, b) => b.received_at.getTime() - a.received_at.getTime() || (b._id < a._id ? -1 : 1))
+      .slice(0, limit);
   }
+}
+
+function merge(stored: EventDoc[], pending: PendingDoc[]): EventDoc[] {
+  const byId = new Map<string, EventDoc>(stored.map((e) => [e._id, e]));
+  const schedules = new Map<string, PendingDoc[]>();
+  for (const p of pending) schedules.set(p.event_id, [...(schedules.get(p.event_id) ?? []), p]);
+  for (const [eventId, docs] of schedules) {
+    const view = viewOf(byId.get(eventId) ?? null, latest(docs));
+    if (view) byId.set(eventId, view);
+  }
+  return [...byId.values()];
 }

@@ -2,23 +2,30 @@ import type { Connection } from 'mongoose';
 import { AttemptClaimRepository } from './attempt-claim.repository.js';
 import { DeliveryAttemptRepository } from './delivery-attempt.repository.js';
 import { EndpointRepository } from './endpoint.repository.js';
+import { EventKeyRepository } from './event-key.repository.js';
 import { EventRepository } from './event.repository.js';
+import { PendingRepository } from './pending.repository.js';
 import { SecretRepository } from './secret.repository.js';
 
 export interface Repositories {
   endpoints: EndpointRepository;
   secrets: SecretRepository;
   events: EventRepository;
+  pending: PendingRepository;
+  eventKeys: EventKeyRepository;
   attempts: DeliveryAttemptRepository;
   claims: AttemptClaimRepository;
 }
 
 /** Every collection of the dispatcher's database, registered on one connection. */
 export function createRepositories(conn: Connection): Repositories {
+  const pending = new PendingRepository(conn);
   return {
     endpoints: new EndpointRepository(conn),
     secrets: new SecretRepository(conn),
-    events: new EventRepository(conn),
+    events: new EventRepository(conn, pending),
+    pending,
+    eventKeys: new EventKeyRepository(conn),
     attempts: new DeliveryAttemptRepository(conn),
     claims: new AttemptClaimRepository(conn),
   };

@@ -2,6 +2,7 @@ import { Schema, type Connection } from 'mongoose';
 import type { Environment } from '@tes/contracts';
 import { isDuplicateKey } from '@tes/store';
 import type { SecretVersion } from '../domain/secret.js';
+import type { ChangeListener } from './endpoint.repository.js';
 
 /**
  * Signing secrets, one document per version and never updated: a rotation inserts the next
@@ -30,9 +31,15 @@ secretSchema.index({ account_id: 1, environment: 1, version: -1 });
 
 export class SecretRepository {
   private readonly model;
+  private readonly listeners: ChangeListener[] = [];
 
   constructor(conn: Connection) {
     this.model = conn.model<SecretDoc>('WebhookSecret', secretSchema, 'webhook_secrets');
+  }
+
+  /** Told of every version this process inserts (the delivery cache drops its copy). */
+  onChange(listener: ChangeListener): void {
+    this.listeners.push(listener);
   }
 
   /** The newest versions first (two are enough to sign during a grace period). */
@@ -44,6 +51,7 @@ export class SecretRepository {
   async insert(doc: Omit<SecretDoc, '_id'>): Promise<boolean> {
     try {
       await this.model.collection.insertOne({ _id: `${doc.account_id}:${doc.environment}:${doc.version}`, ...doc } as never);
+      for (const l of this.listeners) l(doc.account_id, doc.environment);
       return true;
     } catch (err) {
       if (isDuplicateKey(err)) return false;
