@@ -42,10 +42,11 @@ export async function runStep(step: StepRun, deps: RunStepDeps & { claims: StepC
  * the orchestrator's reaper dispatches the step again once the lease has run out.
  */
 export async function runStep(step: StepRun, deps: RunStepDeps): Promise<StepResult | undefined> {
-  const done = await deps.steps.find(step.idempotency_key);
+  // Both reads at once: one round trip of waiting instead of two.
+  const [done, latest] = await Promise.all([deps.steps.find(step.idempotency_key), deps.claims?.latest(step.idempotency_key)]);
   if (done) return done.result;
   if (!deps.claims) return runClaimed(step, deps);
-  const claim = await deps.claims.acquire(step.idempotency_key, step.timeout_ms + CLAIM_MARGIN_MS);
+  const claim = await deps.claims.acquire(step.idempotency_key, step.timeout_ms + CLAIM_MARGIN_MS, Date.now(), latest ?? null);
   if (!claim) {
     deps.logger.info('step is being run by another executor; not run again', { task_id: step.task_id, step_index: step.step_index });
     return undefined;

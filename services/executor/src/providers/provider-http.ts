@@ -1,6 +1,7 @@
 import type { Agent as HttpAgent } from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
-import axios, { type AxiosResponse, type Method } from 'axios';
+import type { AxiosResponse, Method } from 'axios';
+import { lazyAxios } from '../tools/lazy-axios.js';
 import { ToolError, type ToolContext } from '../tools/tool.js';
 import { accessToken, serviceLabel } from './credentials.js';
 
@@ -76,6 +77,7 @@ export async function callProvider<T = unknown>(
   for (;;) {
     let res: AxiosResponse | undefined;
     try {
+      const axios = await lazyAxios();
       res = await axios.request({
         method: req.method,
         baseURL: req.baseUrl ?? (s.providerUrls as unknown as Record<string, string>)[req.service] ?? '',

@@ -20,6 +20,8 @@ export interface StepClaim {
   id: string;
 }
 
+export type StepClaimLatest = Pick<StepClaimDoc, 'gen' | 'expires_at'>;
+
 export class StepClaimRepository {
   private readonly model;
 
@@ -27,11 +29,22 @@ export class StepClaimRepository {
     this.model = conn.model<StepClaimDoc>('StepClaim', schema, 'step_claims');
   }
 
-  /** The claim when this caller may run the step now; undefined while another holds a live one. */
-  async acquire(key: string, leaseMs: number, now = Date.now()): Promise<StepClaim | undefined> {
-    const latest = await this.model.findOne({ key }).sort({ gen: -1 }).lean<StepClaimDoc>().exec();
-    if (latest && latest.expires_at.getTime() > now) return undefined;
-    const gen = latest ? latest.gen + 1 : 0;
+  /** The newest claim of a step (a read that `acquire` needs; callers may make it alongside others). */
+  async latest(key: string): Promise<StepClaimLatest | null> {
+    return this.model.collection.findOne(
+      { key },
+      { sort: { gen: -1 }, projection: { gen: 1, expires_at: 1 } },
+    ) as Promise<StepClaimLatest | null>;
+  }
+
+  /**
+   * The claim when this caller may run the step now; undefined while another holds a live one.
+   * `latest` is what `latest(key)` answered, if the caller read it already.
+   */
+  async acquire(key: string, leaseMs: number, now = Date.now(), latest?: StepClaimLatest | null): Promise<StepClaim | undefined> {
+    const newest = latest === undefined ? await this.latest(key) : latest;
+    if (newest && newest.expires_at.getTime() > now) return undefined;
+    const gen = newest ? newest.gen + 1 : 0;
     const id = `${key}#${gen}`;
     try {
       await this.model.collection.insertOne({ _id: id, key, gen, expires_at: new Date(now + leaseMs) } as never);

@@ -41,7 +41,7 @@ export class StepRunRepository {
   }
 
   async find(id: string): Promise<StepRunDoc | null> {
-    return this.model.findById(id).lean<StepRunDoc>().exec();
+    return this.model.collection.findOne({ _id: id } as never) as Promise<StepRunDoc | null>;
   }
 
   /** Records a finished step once; a second record of the same step keeps the first. */

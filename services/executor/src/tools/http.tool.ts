@@ -1,4 +1,5 @@
-import axios, { type AxiosResponse } from 'axios';
+import type { AxiosResponse } from 'axios';
+import { lazyAxios } from './lazy-axios.js';
 import { SsrfError, checkUrl, guardedAgents } from './ssrf.js';
 import { ToolError, type ActionImpl, type ToolContext } from './tool.js';
 
@@ -24,6 +25,7 @@ async function send(
     let res: AxiosResponse<ArrayBuffer>;
     try {
       const u = checkUrl(current, a.allow);
+      const axios = await lazyAxios();
       res = await axios.request<ArrayBuffer>({
         method: verb,
         url: u.toString(),
