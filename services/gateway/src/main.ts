@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { loadConfigOrExit } from '@tes/config';
+import { ConfigError, loadConfigOrExit } from '@tes/config';
 import { closeServer, onShutdown, startOpsServer } from '@tes/http';
 import { createLogger } from '@tes/logger';
 import { createMetrics, httpMetrics, mountMetrics } from '@tes/metrics';
@@ -101,6 +101,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`${SERVICE}: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+  // A configuration problem found after parsing (e.g. an unreadable TLS file): its message, no stack.
+  if (err instanceof ConfigError) process.stderr.write(`${SERVICE}: ${err.message}\n`);
+  else process.stderr.write(`${SERVICE}: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });

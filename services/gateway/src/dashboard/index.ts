@@ -4,7 +4,6 @@ import type { Logger } from '@tes/logger';
 import type { Broker } from '@tes/messaging';
 import type { AccountRepository } from '../store/account.repository.js';
 import type { TaskViewRepository } from '../store/task-view.repository.js';
-import { dashboardRouter } from './router.js';
 import { SessionKeys, sessionSecretFromEnv } from './session.js';
 import { OwnerRepository } from './store/owner.repository.js';
 import { UsageReader } from './store/usage.reader.js';
@@ -26,18 +25,28 @@ export function dashboardOptions(conn: Connection, logger: Logger, env: NodeJS.P
   return { owners: new OwnerRepository(conn), usage: new UsageReader(conn), sessionSecret: sessionSecretFromEnv(env, logger) };
 }
 
+/**
+ * The dashboard's handler. Its router (pages, styles, forms) is loaded on the first dashboard
+ * request: a gateway that only serves the API never holds it in memory.
+ */
 export function createDashboard(
   deps: { broker: Broker; accounts: AccountRepository; views: TaskViewRepository; logger: Logger; requestTimeoutMs: number },
   options: DashboardOptions,
-): express.Router {
-  return dashboardRouter({
-    broker: deps.broker,
-    accounts: deps.accounts,
-    views: deps.views,
-    logger: deps.logger,
-    requestTimeoutMs: deps.requestTimeoutMs,
-    owners: options.owners,
-    usage: options.usage,
-    keys: new SessionKeys(options.sessionSecret),
-  });
+): express.RequestHandler {
+  let router: Promise<express.Router> | undefined;
+  return (req, res, next) => {
+    router ??= import('./router.js').then(({ dashboardRouter }) =>
+      dashboardRouter({
+        broker: deps.broker,
+        accounts: deps.accounts,
+        views: deps.views,
+        logger: deps.logger,
+        requestTimeoutMs: deps.requestTimeoutMs,
+        owners: options.owners,
+        usage: options.usage,
+        keys: new SessionKeys(options.sessionSecret),
+      }),
+    );
+    router.then((r) => r(req, res, next), next);
+  };
 }

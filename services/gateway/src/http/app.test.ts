@@ -20,22 +20,24 @@ describe('public API app', () => {
   let failStore = false;
   let decision: RateDecision = { admitted: true, limit: 100, remaining: 99, reset: 1_800_000_060, retryAfter: 30 };
   const accounts = {
-    keyByHash: async (hash: string) => {
+    keyAndAccount: async (hash: string) => {
       if (failStore) throw new Error('connect ECONNREFUSED 10.9.8.7:27017 (mongodb://admin:hunter2@db)');
       return hash === hashApiKey(key)
         ? {
-            _id: 'key_1',
-            account_id: 'acct_1',
-            environment: 'test',
-            hash,
-            prefix: 'pk_test_',
-            last4: 'xxxx',
-            status: 'active',
-            created_at: new Date(),
+            key: {
+              _id: 'key_1',
+              account_id: 'acct_1',
+              environment: 'test',
+              hash,
+              prefix: 'pk_test_',
+              last4: 'xxxx',
+              status: 'active',
+              created_at: new Date(),
+            },
+            account: { _id: 'acct_1', name: 'a', plan: 'prototyping', status: 'active', created_at: new Date() },
           }
-        : null;
+        : { key: null, account: null };
     },
-    account: async () => ({ _id: 'acct_1', name: 'a', plan: 'prototyping', status: 'active', created_at: new Date() }),
   } as unknown as AccountRepository;
   const views = { get: async () => null, list: async () => [] } as unknown as TaskViewRepository;
   const rateLimits = { acquire: async () => decision } as unknown as RateLimitRepository;

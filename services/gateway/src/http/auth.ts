@@ -15,8 +15,8 @@ export function authOf(res: Response): AuthContext {
 }
 
 /**
- * Spec 5: Bearer key. No cache: a revoked key or a disabled account is refused on
- * the very next request, on every replica.
+ * Spec 5: Bearer key. No cache of keys or accounts: both are read on every request, so a
+ * revoked key or a disabled account is refused on the very next request, on every replica.
  */
 export function authenticate(accounts: AccountRepository): RequestHandler {
   return async (req, res, next) => {
@@ -28,11 +28,10 @@ export function authenticate(accounts: AccountRepository): RequestHandler {
     const key = match?.[1];
     if (!key || !API_KEY_PATTERN.test(key)) throw new AppError('invalid_api_key', 'The API key is malformed');
     const hash = hashApiKey(key);
-    const stored = await accounts.keyByHash(hash);
+    const { key: stored, account } = await accounts.keyAndAccount(hash);
     if (!stored || !sameHash(stored.hash, hash) || stored.status !== 'active') {
       throw new AppError('invalid_api_key', 'The API key is unknown or revoked');
     }
-    const account = await accounts.account(stored.account_id);
     if (!account) throw new AppError('invalid_api_key', 'The API key is unknown or revoked');
     if (account.status !== 'active') throw new AppError('account_disabled', 'This account has been disabled; contact support');
     const auth: AuthContext = { account, environment: environmentOf(key), keyId: stored._id };

@@ -45,9 +45,13 @@ const apiKeySchema = new Schema<ApiKeyDoc>(
 apiKeySchema.index({ hash: 1 }, { unique: true });
 apiKeySchema.index({ account_id: 1 });
 
+/** Key hashes whose account this process has seen: a key never changes account. Bounded. */
+const ACCOUNT_OF_KEY_MAX = 5000;
+
 export class AccountRepository {
   readonly accounts;
   readonly keys;
+  private readonly accountOfKey = new Map<string, string>();
 
   constructor(conn: Connection) {
     this.accounts = conn.model<AccountDoc>('Account', accountSchema, 'accounts');
@@ -55,10 +59,29 @@ export class AccountRepository {
   }
 
   async keyByHash(hash: string): Promise<ApiKeyDoc | null> {
-    return this.keys.findOne({ hash }).lean<ApiKeyDoc>().exec();
+    return this.keys.collection.findOne({ hash }) as Promise<ApiKeyDoc | null>;
+  }
+
+  /**
+   * The key with this hash and its account, both as stored now (a revoked key or a disabled
+   * account shows at once). A key's account never changes, so once this process knows it, both
+   * documents are read at the same time: one round trip of waiting instead of two.
+   */
+  async keyAndAccount(hash: string): Promise<{ key: ApiKeyDoc | null; account: AccountDoc | null }> {
+    const accountId = this.accountOfKey.get(hash);
+    if (accountId !== undefined) {
+      const [key, account] = await Promise.all([this.keyByHash(hash), this.account(accountId)]);
+      if (!key || key.account_id === accountId) return { key, account };
+    }
+    const key = await this.keyByHash(hash);
+    if (!key) return { key, account: null };
+    this.accountOfKey.delete(hash);
+    this.accountOfKey.set(hash, key.account_id);
+    if (this.accountOfKey.size > ACCOUNT_OF_KEY_MAX) this.accountOfKey.delete(this.accountOfKey.keys().next().value as string);
+    return { key, account: await this.account(key.account_id) };
   }
 
   async account(id: string): Promise<AccountDoc | null> {
-    return this.accounts.findById(id).lean<AccountDoc>().exec();
+    return this.accounts.collection.findOne({ _id: id } as never) as Promise<AccountDoc | null>;
   }
 }

@@ -32,15 +32,21 @@ export interface ListFilter {
   user_id?: string;
 }
 
+/** Views this process knows are stored; a view is never deleted, so this stays true. Bounded. */
+const KNOWN_MAX = 4096;
+
 export class TaskViewRepository {
   private readonly model;
+  private readonly known = new Set<string>();
+  /** First versions being inserted by this process: the create answer and the task.created event wait for one insert. */
+  private readonly inserting = new Map<string, Promise<boolean>>();
 
   constructor(conn: Connection) {
     this.model = conn.model<TaskViewDoc>('TaskView', schema, 'task_views');
   }
 
   async get(id: string, accountId: string, environment: Environment): Promise<TaskViewDoc | null> {
-    return this.model.findOne({ _id: id, account_id: accountId, environment }).lean<TaskViewDoc>().exec();
+    return this.model.collection.findOne({ _id: id, account_id: accountId, environment } as never) as Promise<TaskViewDoc | null>;
   }
 
   /** Newest first, ties broken by id: stable under offset paging. */
@@ -55,17 +61,50 @@ export class TaskViewRepository {
   }
 
   /**
-   * Applies a snapshot if it is newer than what is stored. Events of one account
-   * arrive through one partition consumer, so this is never raced by another event.
+   * Applies a snapshot if it is newer than what is stored. Versions start at 1, so a first
+   * version is only ever inserted, and not even that when this process knows the view is
+   * stored already or is storing it (the create answer and the task.created event arrive
+   * together; the second one waits for the first one's insert and costs nothing).
+   * A later version updates; if nothing older is stored, it is inserted; if that insert meets
+   * a view (an older one inserted meanwhile by the create answer), the update runs again.
+   * Events of one account arrive through one partition consumer; the create and cancel
+   * answers are the only other writers, and each writes a version its event also carries.
    */
   async apply(view: TaskViewDoc): Promise<void> {
-    const res = await this.model.collection.updateOne({ _id: view._id, version: { $lt: view.version } } as never, { $set: view });
-    if (res.matchedCount > 0) return;
+    if (view.version <= 1) {
+      if (this.known.has(view._id)) return;
+      const running = this.inserting.get(view._id);
+      if (running) {
+        await running;
+        return;
+      }
+      const insert = this.insert(view).finally(() => this.inserting.delete(view._id));
+      this.inserting.set(view._id, insert);
+      await insert;
+      return;
+    }
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const res = await this.model.collection.updateOne({ _id: view._id, version: { $lt: view.version } } as never, { $set: view });
+      if (res.matchedCount > 0 || (await this.insert(view))) return;
+    }
+  }
+
+  /** Inserts the view; false when one is stored already (it may be older, equal or newer). */
+  private async insert(view: TaskViewDoc): Promise<boolean> {
     try {
       await this.model.collection.insertOne(view as never);
+      this.remember(view._id);
+      return true;
     } catch (err) {
-      if (!isDuplicateKey(err)) throw err; // an equal or newer version is stored
+      if (!isDuplicateKey(err)) throw err;
+      this.remember(view._id);
+      return false;
     }
+  }
+
+  private remember(id: string): void {
+    this.known.add(id);
+    if (this.known.size > KNOWN_MAX) this.known.delete(this.known.values().next().value as string);
   }
 }
 
