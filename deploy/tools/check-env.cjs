@@ -2,7 +2,11 @@
 // Checks the environment that docker-compose.yml and the Kubernetes overlays give each service
 // against the service's own env schema (services/<service>/dist/config.js, built by `pnpm build`):
 // every variable must be one the service reads, and parseEnv (the same code as at boot) must accept
-// the values. Input: the JSON files written by `validate compose|k8s -env-out`.
+// the values. Each environment is taken as the container sees it: the image's own ENV (deploy/Dockerfile
+// sets NODE_ENV=production) under the file's variables. With NODE_ENV=production a service must get
+// the secrets it refuses to start without (PRODUCTION_SECRETS): the gateway's dashboard session
+// secret, the vault's key ring and state secret.
+// Input: the JSON files written by `validate compose|k8s -env-out`.
 // Usage: node deploy/tools/check-env.cjs ENV.json...   Exit 1 on any problem, 2 if not built.
 // CommonJS that imports the services' ESM builds with import().
 'use strict';
@@ -19,9 +23,64 @@ const EXTRA = {
 };
 // The oauth-vault reads its secrets and its providers' settings outside configSchema
 // (domain/secrets.ts, providers/provider-registry.ts).
+// Secrets and client credentials may be given as NAME_FILE (a path); the other provider settings not.
 const VAULT_EXTRA =
-  /^(VAULT_KEYS|VAULT_STATE_SECRET|[A-Z][A-Z0-9_]*_(CLIENT_ID|CLIENT_SECRET|AUTHORIZE_URL|TOKEN_URL|REVOCATION_URL|SCOPES|AUTHORIZE_PARAMS))(_FILE)?$/;
-const extra = (service, key) => key in EXTRA || (service === 'oauth-vault' && VAULT_EXTRA.test(key));
+  /^(OAUTH_CUSTOM_PROVIDERS|(VAULT_KEYS|VAULT_STATE_SECRET|[A-Z][A-Z0-9_]*_(CLIENT_ID|CLIENT_SECRET))(_FILE)?|[A-Z][A-Z0-9_]*_(AUTHORIZE_URL|TOKEN_URL|REVOCATION_URL|REVOCATION_STYLE|PROBE_URL|SCOPES|PKCE|TOKEN_AUTH|AUTHORIZE_PARAMS))$/;
+// The orchestrator's LLM planner reads its settings outside configSchema (domain/planner-llm.ts).
+const ORCHESTRATOR_EXTRA = /^LLM_(BASE_URL|API_KEY|MODEL|TIMEOUT_MS)$/;
+const extra = (service, key) =>
+  key in EXTRA || (service === 'oauth-vault' && VAULT_EXTRA.test(key)) || (service === 'task-orchestrator' && ORCHESTRATOR_EXTRA.test(key));
+
+// Secrets read outside configSchema that a service refuses to start without when NODE_ENV=production.
+// `file`: a NAME_FILE variable (a path to the value) is accepted instead.
+const PRODUCTION_SECRETS = {
+  // services/gateway/src/dashboard/session.ts (sessionSecretFromEnv)
+  gateway: [{ name: 'DASHBOARD_SESSION_SECRET', file: false }],
+  // services/oauth-vault/src/domain/secrets.ts
+  'oauth-vault': [
+    { name: 'VAULT_KEYS', file: true },
+    { name: 'VAULT_STATE_SECRET', file: true },
+  ],
+};
+
+/**
+ * The ENV that the service images set (deploy/Dockerfile: the `service` stage and the stages it is
+ * built FROM, e.g. `runtime` with NODE_ENV=production): every container starts with it, and the
+ * compose file or the manifests only add to it. Values that use `$` (build arguments) are left out.
+ */
+function imageEnv() {
+  const dockerfile = path.join(root, 'deploy/Dockerfile');
+  if (!existsSync(dockerfile)) return {};
+  const stages = new Map();
+  let current;
+  // Continuation lines joined: one instruction per line.
+  const text = readFileSync(dockerfile, 'utf8').replace(/\\\r?\n/g, ' ');
+  for (const line of text.split('\n')) {
+    const from = /^\s*FROM\s+(\S+)(?:\s+AS\s+(\S+))?/i.exec(line);
+    if (from) {
+      current = { base: from[1], env: {} };
+      if (from[2]) stages.set(from[2], current);
+      continue;
+    }
+    const env = /^\s*ENV\s+(.*)$/i.exec(line);
+    if (!env || !current) continue;
+    for (const pair of env[1].trim().split(/\s+/)) {
+      const i = pair.indexOf('=');
+      if (i > 0 && !pair.includes('$')) current.env[pair.slice(0, i)] = pair.slice(i + 1);
+    }
+  }
+  const chain = [];
+  for (let stage = stages.get('service'); stage && !chain.includes(stage); stage = stages.get(stage.base)) chain.unshift(stage);
+  return Object.assign({}, ...chain.map((s) => s.env));
+}
+
+/** Problems with the production secrets of `service` in `env` (the container's view). */
+function missingSecrets(service, env) {
+  if (env.NODE_ENV !== 'production') return [];
+  return (PRODUCTION_SECRETS[service] ?? [])
+    .filter((s) => !env[s.name] && !(s.file && env[`${s.name}_FILE`]))
+    .map((s) => (s.file ? `${s.name} (or ${s.name}_FILE)` : s.name));
+}
 
 async function main() {
   const configPath = path.join(root, 'packages/config/dist/index.js');
@@ -31,6 +90,7 @@ async function main() {
   }
   const { parseEnv } = await import(pathToFileURL(configPath).href);
 
+  const image = imageEnv();
   let failures = 0;
   let passed = 0;
   const notes = new Set();
@@ -48,16 +108,16 @@ async function main() {
         const known = new Set(Object.keys(configSchema.properties));
         const unknown = Object.keys(env).filter((k) => !known.has(k) && !extra(service, k));
         for (const k of Object.keys(env).filter((k) => !known.has(k) && k in EXTRA)) notes.add(`${k}: ${EXTRA[k]}`);
-        if (service === 'oauth-vault' && env.NODE_ENV === 'production') {
-          const missing = ['VAULT_KEYS', 'VAULT_STATE_SECRET'].filter((k) => !env[k] && !env[`${k}_FILE`]);
-          if (missing.length > 0) {
-            console.log(`  error: ${set}/${service}: NODE_ENV=production needs ${missing.join(' and ')}`);
-            failures++;
-            continue;
-          }
+        const seen = { ...image, ...env };
+        const missing = missingSecrets(service, seen);
+        if (missing.length > 0) {
+          const from = 'NODE_ENV' in env ? '' : ' (the image default)';
+          console.log(`  error: ${set}/${service}: NODE_ENV=production${from} needs ${missing.join(' and ')}`);
+          failures++;
+          continue;
         }
         try {
-          parseEnv(configSchema, env);
+          parseEnv(configSchema, seen);
           if (unknown.length === 0) {
             passed++;
             continue;

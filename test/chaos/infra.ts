@@ -129,7 +129,8 @@ export class OwnRabbit {
     const child = this.child;
     await until(
       `RabbitMQ node ${this.node} on port ${this.port}`,
-      60_000,
+      // Erlang boots slowly on a loaded 2-core machine (seen: over 60 s while other jobs ran).
+      120_000,
       async () => {
         if (child.exitCode !== null) throw new Error(`rabbitmq-server exited with ${child.exitCode}:\n${tail(log)}`);
         return tcpOpen(this.port);

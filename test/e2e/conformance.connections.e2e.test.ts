@@ -33,12 +33,37 @@ describe('public API conformance: waiting tasks and users’ connections', () =>
       '/users/{user_id}/connections/{service}',
       await request('DELETE', url(`/users/${user}/connections/${service}`), { headers: live() }),
     );
-  const credential = async () =>
+  const credential = async (user = USER, task = taskId) =>
     (await client.request(
       'credential.get',
-      { account_id: acct.account_id, environment: 'live', user_id: USER, service: 'github', scopes: ['repo'], task_id: taskId },
+      { account_id: acct.account_id, environment: 'live', user_id: user, service: 'github', scopes: ['repo'], task_id: task },
       { timeoutMs: 10_000 },
     )) as CredentialReply;
+
+  const cancel = async (id: string) =>
+    api.check('POST', '/tasks/{task_id}/cancel', await request('POST', url(`/tasks/${id}/cancel`), { headers: live() }));
+  /** Creates a live github task for the user and waits until it is `waiting`. */
+  const createWaiting = async (user: string): Promise<{ id: string; waiting: HttpResult }> => {
+    const created = api.check(
+      'POST',
+      '/tasks',
+      await request('POST', url('/tasks'), {
+        headers: live(),
+        body: { prompt: 'List the latest issues of the github repo octo/hello', user_id: user },
+      }),
+    );
+    expect(created.status).toBe(201);
+    expect(created.json.tool).toBe('github');
+    const id = created.json.id as string;
+    const waiting = await waitFor(
+      async () => {
+        const r = await getTask(id);
+        return r.json?.status === 'waiting' ? r : undefined;
+      },
+      { what: `task ${id} waiting`, timeoutMs: 20_000 },
+    );
+    return { id, waiting };
+  };
 
   beforeAll(async () => {
     const publicPort = await freePort();
@@ -60,24 +85,8 @@ describe('public API conformance: waiting tasks and users’ connections', () =>
   });
 
   it('a live task that needs a user authorization is waiting: get and list show only the plain fields', async () => {
-    const created = api.check(
-      'POST',
-      '/tasks',
-      await request('POST', url('/tasks'), {
-        headers: live(),
-        body: { prompt: 'List the latest issues of the github repo octo/hello', user_id: USER },
-      }),
-    );
-    expect(created.status).toBe(201);
-    expect(created.json.tool).toBe('github');
-    taskId = created.json.id as string;
-    const waiting = await waitFor(
-      async () => {
-        const r = await getTask(taskId);
-        return r.json?.status === 'waiting' ? r : undefined;
-      },
-      { what: 'task waiting', timeoutMs: 20_000 },
-    );
+    const { id, waiting } = await createWaiting(USER);
+    taskId = id;
     expect(Object.keys(waiting.json).sort()).toEqual(['created_at', 'id', 'metadata', 'status', 'tool']);
     const items = api.check('GET', '/tasks', await request('GET', url(`/tasks?status=waiting&user_id=${USER}`), { headers: live() }));
     expect(items.json.data.map((t: { id: string }) => t.id)).toEqual([taskId]);
@@ -141,5 +150,42 @@ describe('public API conformance: waiting tasks and users’ connections', () =>
   it('answers 404 connection_not_found for a service the user never connected', async () => {
     const r = await revoke(USER, 'slack');
     expect([r.status, r.json.error.code]).toEqual([404, 'connection_not_found']);
+  });
+
+  it('cancels a waiting task: 200 with exactly id, status cancelled and cancelled_at; it stays cancelled when the user connects', async () => {
+    const user = 'user_cancel_waiting';
+    // Two tasks wait for the same user's consent; one is cancelled, the other shows that consent resumes tasks.
+    const cancelled = (await createWaiting(user)).id;
+    const other = (await createWaiting(user)).id;
+
+    const sentAt = Date.now();
+    const r = await cancel(cancelled);
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.json).sort()).toEqual(['cancelled_at', 'id', 'status']);
+    expect(r.json).toMatchObject({ id: cancelled, status: 'cancelled' });
+    expect(r.json.cancelled_at).toMatch(ISO_UTC);
+    expect(Date.parse(r.json.cancelled_at as string)).toBeGreaterThanOrEqual(sentAt - 1000);
+    expect(Date.parse(r.json.cancelled_at as string)).toBeLessThanOrEqual(Date.now() + 1000);
+    const g = await getTask(cancelled);
+    expect(g.json.status).toBe('cancelled');
+    expect(Object.keys(g.json).sort()).toEqual(['created_at', 'id', 'metadata', 'status', 'tool']);
+    const stillWaiting = api.check(
+      'GET',
+      '/tasks',
+      await request('GET', url(`/tasks?status=waiting&user_id=${user}`), { headers: live() }),
+    );
+    expect(stillWaiting.json.data.map((t: { id: string }) => t.id)).toEqual([other]);
+    const again = await cancel(cancelled);
+    expect([again.status, again.json.error.code]).toEqual([409, 'task_already_complete']);
+
+    // The user connects: the other task resumes, the cancelled one does not.
+    const pending = await credential(user, other);
+    expect(pending.status).toBe('authorization_required');
+    expect((await consent(new Browser(), pending.auth_url ?? '')).status).toBe(200);
+    await waitFor(async () => (await getTask(other)).json?.status !== 'waiting', { what: 'the other task resumed', timeoutMs: 20_000 });
+    expect((await credential(user, other)).status).toBe('ok');
+    expect((await getTask(cancelled)).json.status).toBe('cancelled');
+    const trace = api.check('GET', '/tasks/{task_id}/trace', await request('GET', url(`/tasks/${cancelled}/trace`), { headers: live() }));
+    expect(trace.json).toMatchObject({ task_id: cancelled, steps: [] });
   });
 });

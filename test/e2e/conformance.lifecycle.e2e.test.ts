@@ -6,7 +6,8 @@ import { ISO_UTC, OpenApi, bearer, newAccount, startApiStack, type Account } fro
  * `running`, and an account at its concurrent-task limit (set to 1 here) gets
  * `pending` tasks that start FIFO when a running one ends (brief: how a task enters
  * pending). Also the cancel answer, and 503 when a back end does not answer.
- * Not reachable end to end yet: `waiting` (needs an OAuth provider in the vault).
+ * `waiting`, and its cancel, are in conformance.connections.e2e.test.ts (they need an OAuth
+ * provider in the vault).
  */
 describe('public API conformance: running, pending, cancel', () => {
   let stack: Stack;

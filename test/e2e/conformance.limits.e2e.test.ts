@@ -204,6 +204,37 @@ describe('public API conformance: rate limits, idempotency, revocation', () => {
       expect((await list(bases[1], acct.api_keys.test)).status).toBe(200);
     });
 
+    it('keys list (operator CLI) shows each key of the account by prefix and last four only, never the key', async () => {
+      const acct = await newAccount(stack);
+      await newAccount(stack); // another account, whose keys must not be listed
+      const extra = (await admin(['keys', 'create', '--account', acct.account_id, '--env', 'live'], stack.adminEnv)) as {
+        key_id: string;
+        api_key: string;
+      };
+      await admin(['keys', 'revoke', '--key', extra.key_id], stack.adminEnv);
+      const keys = (await admin(['keys', 'list', '--account', acct.account_id], stack.adminEnv)) as Record<string, unknown>[];
+
+      // The two made with the account (same millisecond, either order), then the extra one, now revoked.
+      // None of the other account's.
+      const row = (k: Record<string, unknown>) => [k['environment'], k['prefix'], k['last4'], k['status']].join(' ');
+      expect(keys.slice(0, 2).map(row).sort()).toEqual(
+        [`test pk_test_ ${acct.api_keys.test.slice(-4)} active`, `live pk_live_ ${acct.api_keys.live.slice(-4)} active`].sort(),
+      );
+      expect(keys.slice(2).map(row)).toEqual([`live pk_live_ ${extra.api_key.slice(-4)} revoked`]);
+      expect(keys[2]?.['key_id']).toBe(extra.key_id);
+      for (const k of keys) {
+        expect(Object.keys(k).sort()).toEqual(['account_id', 'created_at', 'environment', 'key_id', 'last4', 'prefix', 'status']);
+        expect(k['account_id']).toBe(acct.account_id);
+        expect(k['key_id']).toMatch(/^key_/);
+      }
+      const printed = JSON.stringify(keys);
+      for (const full of [acct.api_keys.test, acct.api_keys.live, extra.api_key]) {
+        expect(printed).not.toContain(full);
+        // Not even the secret part of it without its prefix.
+        expect(printed).not.toContain(full.replace(/^pk_(test|live)_/, '').slice(0, -4));
+      }
+    });
+
     it('answers 403 account_disabled for every key of a disabled account, and serves it again once enabled', async () => {
       const acct = await newAccount(stack, { rpm: 100_000 });
       expect((await list(bases[0], acct.api_keys.test)).status).toBe(200);

@@ -37,7 +37,13 @@ describe('dashboard (browser)', () => {
   beforeAll(async () => {
     receiver = await startReceiver();
     [stack, browser] = await Promise.all([
-      startStack({ env: { gateway: { DASHBOARD_SESSION_SECRET: SESSION_SECRET }, 'webhook-dispatcher': { POLL_INTERVAL_MS: '100' } } }),
+      startStack({
+        env: {
+          gateway: { DASHBOARD_SESSION_SECRET: SESSION_SECRET },
+          // Retries 200 ms apart: an event becomes undeliverable in about a second.
+          'webhook-dispatcher': { POLL_INTERVAL_MS: '100', WEBHOOK_RETRY_SCHEDULE_MS: '200,200,200,200' },
+        },
+      }),
       launchBrowser(),
     ]);
     const acct = await newAccount(stack, 'Acme Robotics');
@@ -173,6 +179,56 @@ describe('dashboard (browser)', () => {
     await page().getByRole('button', { name: 'Rotate secret' }).click();
     await expect(page().getByRole('status').textContent()).resolves.toContain('Secret rotated (version 2)');
     expect(await page().getByTestId('webhook-secret').inputValue()).not.toBe(secret);
+  });
+
+  it('redelivers an undeliverable event from the delivery log: a new successful attempt, the same webhook-id', async () => {
+    // The endpoint (set above) fails every attempt of a task's task.complete event.
+    receiver.behave('fail');
+    let id = '';
+    try {
+      const created = await api('POST', '/tasks', activeKey, { prompt: 'Echo "redeliver me"' });
+      expect(created.status).toBe(201);
+      id = created.json.id as string;
+      await waitFor(() => receiver.received.filter((r) => JSON.parse(r.rawBody).task_id === id).length >= 5, {
+        what: 'five failed attempts',
+      });
+    } finally {
+      receiver.behave('ok');
+    }
+    const failed = receiver.received.filter((r) => JSON.parse(r.rawBody).task_id === id);
+    const eventId = String(failed[0]?.headers['webhook-id']);
+    expect(eventId).toMatch(/^evt_/);
+    expect(failed.map((r) => r.headers['webhook-id'])).toEqual(Array(5).fill(eventId));
+    expect(JSON.parse(failed[0]!.rawBody)).toMatchObject({ event: 'task.complete', task_id: id, data: { text: 'redeliver me' } });
+
+    const row = page().locator(`tr[data-event-id="${eventId}"]`);
+    const rowText = async () => ((await row.textContent()) ?? '').replace(/\s+/g, ' ');
+    await reloadUntil(
+      page(),
+      url('/webhooks?env=test'),
+      async () => (await row.count()) > 0 && (await rowText()).includes('undeliverable'),
+      'the undeliverable event',
+    );
+    const before = await rowText();
+    for (let n = 1; n <= 5; n++) expect(before).toMatch(new RegExp(`#${n} \\d\\d:\\d\\d:\\d\\d · 500 · \\d+ ms`));
+    expect(before).not.toContain('#6');
+
+    await row.getByRole('button', { name: `Redeliver ${eventId}` }).click();
+    await expect(page().getByRole('status').textContent()).resolves.toContain('Redelivery scheduled');
+    const redelivered = await waitFor(() => receiver.received.filter((r) => r.headers['webhook-id'] === eventId)[5], {
+      what: 'the redelivery',
+    });
+    // The same event again: same webhook-id (the receiver's dedup key), same body.
+    expect(JSON.parse(redelivered.rawBody)).toEqual(JSON.parse(failed[0]!.rawBody));
+
+    await reloadUntil(page(), url('/webhooks?env=test'), async () => (await rowText()).includes('delivered'), 'the redelivered event');
+    const after = await rowText();
+    expect(after).not.toContain('undeliverable');
+    expect(after).toMatch(/#6 \d\d:\d\d:\d\d · 200 · \d+ ms/);
+    for (let n = 1; n <= 5; n++) expect(after).toMatch(new RegExp(`#${n} \\d\\d:\\d\\d:\\d\\d · 500 · \\d+ ms`));
+    // Delivered now: no Redeliver button, and nothing more was sent.
+    await expect(row.getByRole('button', { name: `Redeliver ${eventId}` }).count()).resolves.toBe(0);
+    expect(receiver.received.filter((r) => r.headers['webhook-id'] === eventId)).toHaveLength(6);
   });
 
   it('explains a refused endpoint and keeps what was typed (live: https and public only)', async () => {

@@ -16,6 +16,8 @@ import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receive
  *   → no raw access or refresh token anywhere: API answers, webhooks, trace, logs, databases.
  *
  * And the refusal: denying consent fails the task with permission_denied (recoverable).
+ * One consent resumes every task of that user waiting on the service (and no other user's);
+ * after the connection is revoked through the API, a new task waits for consent again.
  */
 describe('managed OAuth: pause for consent, resume, never expose a token', () => {
   let auth: GitHubAuthServer;
@@ -214,5 +216,65 @@ describe('managed OAuth: pause for consent, resume, never expose a token', () =>
     expect((await auth.githubCalls()).length).toBe(githubCallsBefore);
     const trace = await api.trace(id);
     expect(trace.json).toMatchObject({ task_id: id, steps: [] });
+  });
+
+  it('resumes every task of the user waiting on the service after one consent; another user’s waiting task stays waiting', async () => {
+    const callsBefore = (await auth.githubCalls()).length;
+    const mine = [];
+    for (let i = 0; i < 3; i++) mine.push(await createWaitingTask('u_many'));
+    const bystander = await createWaitingTask('u_bystander');
+
+    // The user consents once, through the auth_url of one of the tasks.
+    const page = await consent(new Browser(), mine[0]!.authUrl);
+    expect(page.text).toContain('Connected — you may close this window');
+
+    for (const { id } of mine) {
+      const done = await api.until(id, ['complete', 'failed', 'cancelled'], 30_000);
+      expect(done).toMatchObject({ id, status: 'complete', tool: 'github', metadata: { case: 'u_many' }, result: { count: 2 } });
+      await hook(id, 'task.complete');
+      const order = hooks(id)
+        .map((h) => h.event)
+        .filter((e, i, a) => a.indexOf(e) === i);
+      expect(order).toEqual(['task.waiting', 'task.complete']);
+    }
+    // Each resumed task called GitHub once; nothing ran for the bystander.
+    expect((await auth.githubCalls()).length).toBe(callsBefore + 3);
+    expect((await api.get(bystander.id)).json).toMatchObject({ id: bystander.id, status: 'waiting' });
+    expect(hooks(bystander.id).map((h) => h.event)).not.toContain('task.complete');
+    const trace = await api.trace(bystander.id);
+    expect(trace.json).toMatchObject({ task_id: bystander.id, steps: [] });
+
+    // It was left waiting, not lost: its own user's consent resumes it.
+    await consent(new Browser(), bystander.authUrl);
+    expect(await api.until(bystander.id, ['complete', 'failed', 'cancelled'], 30_000)).toMatchObject({ status: 'complete' });
+  });
+
+  it('after the user’s connection is revoked through the API, a new task for the service waits for consent again', async () => {
+    const first = await createWaitingTask('u_revokes');
+    await consent(new Browser(), first.authUrl);
+    expect(await api.until(first.id, ['complete', 'failed', 'cancelled'], 30_000)).toMatchObject({ status: 'complete' });
+    const connected = await api.call('GET', '/users/u_revokes/connections');
+    expect(connected.json.data).toEqual([expect.objectContaining({ service: 'github', status: 'connected' })]);
+
+    const revoked = await api.call('DELETE', '/users/u_revokes/connections/github');
+    expect(revoked.status).toBe(204);
+    const after = await api.call('GET', '/users/u_revokes/connections');
+    expect(after.json.data.filter((c: { status: string }) => c.status === 'connected')).toEqual([]);
+
+    // A new task for GitHub is paused for consent again (task.waiting, reason oauth_consent_required,
+    // with an auth_url: the vault may hand out the same link again, it starts a fresh consent each
+    // time it is opened), without calling GitHub.
+    const callsBefore = (await auth.githubCalls()).length;
+    const second = await createWaitingTask('u_revokes');
+    expect((await auth.githubCalls()).length).toBe(callsBefore);
+    expect(await api.trace(second.id)).toMatchObject({ json: { task_id: second.id, steps: [] } });
+
+    // Consenting again resumes it with a fresh token.
+    await consent(new Browser(), second.authUrl);
+    expect(await api.until(second.id, ['complete', 'failed', 'cancelled'], 30_000)).toMatchObject({
+      status: 'complete',
+      result: { count: 2 },
+    });
+    expect((await auth.githubCalls()).length).toBe(callsBefore + 1);
   });
 });
