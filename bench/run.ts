@@ -4,15 +4,15 @@
  * BENCH_QUICK=1 shortens every phase (a smoke run, not a report).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
-import type { AddressInfo } from 'node:net';
 import { QUEUES, PARTITIONS, newId } from '@tes/contracts';
 import { createLogger } from '@tes/logger';
 import { Broker } from '@tes/messaging';
 import { AMQP_URL, MONGO_URL, admin, startStack, type Stack } from '@tes/testing';
 import { dbRates, httpsHello, rabbitRoundTrip, type Ceilings } from './lib/ceilings.js';
 import { keepAliveClient } from './lib/http-client.js';
+import { startWebhookReceiver } from './lib/receiver.js';
+import { gatewayTlsEnv } from './lib/tls-files.js';
 import { median, medianSummary, openLoad, summarize, type LatencySummary } from './lib/load.js';
 
 const QUICK = process.env['BENCH_QUICK'] === '1';
@@ -26,6 +26,12 @@ const GET_RATE = rates('BENCH_GET_RATE', [500])[0] ?? 500;
 const E2E_RATES = rates('BENCH_E2E_RATES', [50, 200]);
 const SUSTAINED_RATES = rates('BENCH_SUSTAINED_RATES', QUICK ? [100, 200] : [100, 200, 300, 400]);
 const FAN_EVENTS = Number(process.env['BENCH_FAN_EVENTS'] ?? (QUICK ? 1000 : 5000));
+/** Extra Node.js flags for every service process (compare e.g. --max-semi-space-size values). */
+const NODE_ARGS = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+/** After a phase, how long the system may take to finish its backlog before the next phase starts. */
+const SETTLE_MAX_MS = Number(process.env['BENCH_SETTLE_SECONDS'] ?? 300) * 1000;
+/** The hand-written part of docs/performance.md, kept when the bench rewrites the figures above it. */
+const HAND_WRITTEN = '\n## Reading these figures';
 /** What `pnpm admin accounts create` prints. */
 interface NewAccount {
   account_id: string;
@@ -33,53 +39,6 @@ interface NewAccount {
 }
 
 const log = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
-
-/** Receives webhooks; remembers when each task's task.complete arrived; per-path behaviour for fan-out. */
-async function startWebhookReceiver() {
-  const completeAt = new Map<string, number>();
-  const deliveries: { path: string; at: number; eventId: string; taskId: string }[] = [];
-  const failedOnce = new Set<string>();
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const at = Date.now();
-      const path = req.url ?? '/';
-      const eventId = String(req.headers['webhook-id'] ?? '');
-      let body: { event?: string; task_id?: string } = {};
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof body;
-      } catch {
-        // counted as a delivery all the same
-      }
-      if (path.startsWith('/fail-once/') && !failedOnce.has(eventId)) {
-        failedOnce.add(eventId);
-        res.writeHead(500).end();
-        return;
-      }
-      const answer = () => {
-        deliveries.push({ path, at: Date.now(), eventId, taskId: body.task_id ?? '' });
-        if (body.event === 'task.complete' && body.task_id && !completeAt.has(body.task_id)) completeAt.set(body.task_id, at);
-        res.writeHead(200).end();
-      };
-      if (path.startsWith('/slow/')) setTimeout(answer, 1000);
-      else answer();
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    base,
-    completeAt,
-    deliveries,
-    close: () =>
-      new Promise((r) => {
-        server.closeAllConnections();
-        server.close(r);
-      }),
-  };
-}
 
 function rssMb(pid: number | undefined): number {
   if (!pid) return NaN;
@@ -102,8 +61,28 @@ async function queueBacklog(broker: Broker): Promise<number> {
   return total;
 }
 
+/**
+ * Waits until every queue of the stack is empty and the webhooks stopped arriving for a while,
+ * so one phase's backlog does not land on the next phase's figures. Returns the seconds waited.
+ */
+async function settle(broker: Broker, deliveries: () => number): Promise<number> {
+  const t0 = Date.now();
+  let quietSince = Date.now();
+  let seen = deliveries();
+  while (Date.now() - t0 < SETTLE_MAX_MS) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = deliveries();
+    if (now !== seen || (await queueBacklog(broker)) > 0) {
+      seen = now;
+      quietSince = Date.now();
+    } else if (Date.now() - quietSince >= 1500) break;
+  }
+  return Math.round((Date.now() - t0) / 100) / 10;
+}
+
 async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
+  const loadAtStart = os.loadavg().map((l) => Math.round(l * 100) / 100);
   log(`machine: ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; quick=${QUICK}`);
 
   log('ceilings: HTTPS hello world, RabbitMQ confirmed round trip, database rates');
@@ -117,8 +96,11 @@ async function main(): Promise<void> {
 
   const receiver = await startWebhookReceiver();
   const stack = await startStack({
+    nodeArgs: NODE_ARGS,
     env: {
       '*': { LOG_LEVEL: 'warn' },
+      // As in production: the gateway is given its certificate (it generates one only for development).
+      gateway: await gatewayTlsEnv(),
       'webhook-dispatcher': { WEBHOOK_RETRY_SCHEDULE_MS: '500,500,500,500', POLL_INTERVAL_MS: '100' },
     },
   });
@@ -150,6 +132,17 @@ async function main(): Promise<void> {
       return JSON.parse(r.body) as { id: string };
     };
     await create();
+    const broker = new Broker({
+      url: AMQP_URL,
+      source: 'bench',
+      logger: createLogger({ service: 'bench', level: 'error' }),
+      namespace: stack.namespace,
+    });
+    await broker.connect();
+    const settled = async (after: string) => {
+      const waited = await settle(broker, () => receiver.deliveries.length);
+      log(`settled after ${after} in ${waited} s`);
+    };
 
     // 1. Create latency.
     const createLatency: Record<string, LatencySummary & { errors: number }> = {};
@@ -165,7 +158,7 @@ async function main(): Promise<void> {
         });
         runs.push(summarize(r.latenciesMs));
         errors += r.errors;
-        await new Promise((res) => setTimeout(res, 1000));
+        await settled(`create @${rate}/s`);
       }
       createLatency[`${rate}/s`] = { ...medianSummary(runs), errors };
       log(`create @${rate}/s: ${JSON.stringify(createLatency[`${rate}/s`])}`);
@@ -192,16 +185,10 @@ async function main(): Promise<void> {
       getErrors += r.errors;
     }
     results['get_latency_ms'] = { [`${GET_RATE}/s`]: { ...medianSummary(getRuns), errors: getErrors } };
+    await settled('get');
     log(`get @${GET_RATE}/s: ${JSON.stringify(results['get_latency_ms'])}`);
 
     // 3 and 4. End to end: scheduled create → signed task.complete received.
-    const broker = new Broker({
-      url: AMQP_URL,
-      source: 'bench',
-      logger: createLogger({ service: 'bench', level: 'error' }),
-      namespace: stack.namespace,
-    });
-    await broker.connect();
     const endToEnd = async (rate: number) => {
       const scheduledAt = new Map<string, number>();
       const r = await openLoad({
@@ -231,7 +218,10 @@ async function main(): Promise<void> {
     const e2e: Record<string, unknown> = {};
     for (const rate of E2E_RATES) {
       const runs = [];
-      for (let run = 0; run < RUNS; run++) runs.push(await endToEnd(rate));
+      for (let run = 0; run < RUNS; run++) {
+        runs.push(await endToEnd(rate));
+        await settled(`e2e @${rate}/s`);
+      }
       e2e[`${rate}/s`] = {
         ...medianSummary(runs),
         missing: Math.max(...runs.map((x) => x.missing)),
@@ -248,6 +238,7 @@ async function main(): Promise<void> {
       const ok = r.p99 <= 250 && r.missing === 0 && r.backlog_at_end < rate;
       sustained[`${rate}/s`] = { ...r, ok };
       log(`sustained @${rate}/s: ${JSON.stringify(sustained[`${rate}/s`])}`);
+      await settled(`sustained @${rate}/s`);
       if (!ok) break;
       best = rate;
     }
@@ -329,6 +320,7 @@ async function main(): Promise<void> {
 
   const report = {
     started_at: startedAt,
+    load_average: { at_start: loadAtStart, at_end: os.loadavg().map((l) => Math.round(l * 100) / 100) },
     quick: QUICK,
     machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model, memory_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version },
     ceilings,
@@ -336,8 +328,21 @@ async function main(): Promise<void> {
   };
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.json', `${JSON.stringify(report, null, 2)}\n`);
-  writeFileSync(QUICK ? 'bench/results/quick.md' : 'docs/performance.md', renderMarkdown(report));
+  const target = QUICK ? 'bench/results/quick.md' : 'docs/performance.md';
+  writeFileSync(target, renderMarkdown(report) + handWritten(target));
   log(`report written: bench/results/latest.json and ${QUICK ? 'bench/results/quick.md' : 'docs/performance.md'}`);
+}
+
+/** The hand-written analysis at the end of the previous report, if any: the bench rewrites only the figures. */
+function handWritten(file: string): string {
+  let old = '';
+  try {
+    old = readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+  const at = old.indexOf(HAND_WRITTEN);
+  return at < 0 ? '' : old.slice(at);
 }
 
 function benchEnv(): string {
@@ -347,6 +352,7 @@ function benchEnv(): string {
 
 function renderMarkdown(report: {
   started_at: string;
+  load_average: { at_start: number[]; at_end: number[] };
   quick: boolean;
   machine: Record<string, unknown>;
   ceilings: Ceilings;
@@ -376,6 +382,7 @@ function renderMarkdown(report: {
     '# Performance',
     '',
     `Measured by \`pnpm bench\` on ${report.started_at} with ${benchEnv()} (${report.quick ? 'QUICK smoke run' : `${RUNS} runs per figure, medians, ${WARMUP_MS / 1000} s warm-up discarded, ${DURATION_MS / 1000} s measured`}).`,
+    `Load average (1, 5, 15 min) of the machine at the start: ${report.load_average.at_start.join(', ')}; at the end: ${report.load_average.at_end.join(', ')} (another engineer's work shares the machine).`,
     `Machine: ${String(report.machine['cores'])} cores (${String(report.machine['cpu'])}), ${String(report.machine['memory_gib'])} GiB, Node ${String(report.machine['node'])}; RabbitMQ and FerretDB (PostgreSQL backend) on the same machine; all five services and the load generator share the two cores.`,
     'Load is open-model: each request leaves at its scheduled time and its latency counts from that time, so queueing is not hidden.',
     '',
