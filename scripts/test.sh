@@ -14,7 +14,8 @@ export MONGO_URL=${MONGO_URL:-$DEFAULT_MONGO_URL}
 RESULTS=.run/jest-results.json
 
 step=pnpm
-trap 'rc=$?; ((rc == 0)) || say "test.sh: FAILED during $step (exit $rc) after $(($(date +%s) - T0))s"' EXIT
+# A failure before jest still ends with the summary line CI reads.
+trap 'rc=$?; ((rc == 0)) || { say "test.sh: FAILED during $step (exit $rc) after $(($(date +%s) - T0))s"; say "tests: 0 passed, 1 failed"; }' EXIT
 ensure_pnpm
 step="pnpm install"
 pnpm install --frozen-lockfile
