@@ -10,6 +10,7 @@ import {
   TaskServiceError,
   type ClientOptions,
   type RetryInfo,
+  type ToolManifest,
 } from '@tes/sdk';
 import { admin, startStack, type Stack } from '@tes/testing';
 
@@ -96,6 +97,71 @@ describe('SDK client against the running service', () => {
     const err = await client.revokeConnection('user_sdk', 'github').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NotFoundError);
     expect((err as TaskServiceError).code).toBe('connection_not_found');
+  });
+
+  it('registers a custom tool from a manifest, lists it, gets it and deletes it; its client secret is never shown', async () => {
+    const SECRET = 'sdk-e2e-client-secret';
+    const manifest: ToolManifest = {
+      name: 'sdk_tracker',
+      description: 'Tickets in the SDK tracker',
+      keywords: ['tracker'],
+      base_url: 'https://tracker.sdk.example/api',
+      oauth: {
+        authorize_url: 'https://tracker.sdk.example/oauth/authorize',
+        token_url: 'https://tracker.sdk.example/oauth/token',
+        client_id: 'sdk-client',
+        client_secret: SECRET,
+        scopes: ['repo'],
+      },
+      actions: [
+        {
+          name: 'list_cards',
+          description: 'List the cards of a board',
+          method: 'GET',
+          path: '/boards/{board}/cards',
+          input_schema: { type: 'object', properties: { board: { type: 'string' } }, required: ['board'] },
+        },
+      ],
+    };
+    const { client_secret: _secret, ...publicOauth } = manifest.oauth!;
+    await expect(client.listTools()).resolves.toEqual({ data: [], has_more: false });
+
+    const tool = await client.registerTool(manifest);
+    expect(tool).toEqual({ ...manifest, oauth: publicOauth, created_at: expect.stringMatching(/Z$/) });
+    expect(JSON.stringify(tool)).not.toContain(SECRET);
+    // registering again replaces the tool by name and keeps its created_at
+    const replaced = await client.registerTool({ ...manifest, description: 'Cards in the SDK tracker' });
+    expect(replaced).toEqual({ ...tool, description: 'Cards in the SDK tracker' });
+
+    await expect(client.listTools()).resolves.toEqual({ data: [replaced], has_more: false });
+    await expect(client.getTool('sdk_tracker')).resolves.toEqual(replaced);
+    // live keys see the live environment's tools: none
+    const live = clientFor(account.api_keys.live);
+    await expect(live.listTools()).resolves.toEqual({ data: [], has_more: false });
+    await expect(live.getTool('sdk_tracker')).rejects.toBeInstanceOf(NotFoundError);
+    live.close();
+
+    const refused = await client.registerTool({ ...manifest, name: 'github' }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(InvalidRequestError);
+    expect(refused).toMatchObject({ status: 400, code: 'invalid_request', message: expect.stringContaining('built-in') });
+
+    await expect(client.deleteTool('sdk_tracker')).resolves.toBeUndefined();
+    const gone = await client.getTool('sdk_tracker').catch((e: unknown) => e);
+    expect(gone).toBeInstanceOf(NotFoundError);
+    expect(gone).toMatchObject({ status: 404, code: 'not_found', requestId: expect.stringMatching(/^req_/) });
+    await expect(client.deleteTool('sdk_tracker')).rejects.toMatchObject({ status: 404, code: 'not_found' });
+    await expect(client.listTools()).resolves.toEqual({ data: [], has_more: false });
+  });
+
+  it("creates a signed, expiring settings link that opens the user's settings page", async () => {
+    const link = await client.createSettingsLink('user_sdk');
+    expect(Object.keys(link).sort()).toEqual(['expires_at', 'url']);
+    expect(link.url.startsWith(`${stack.vaultPublicUrl}/settings?token=`)).toBe(true);
+    const expires = Date.parse(link.expires_at);
+    expect(expires).toBeGreaterThan(Date.now());
+    expect(expires).toBeLessThanOrEqual(Date.now() + 3_600_000 + 5_000);
+    expect((await fetch(link.url)).status).toBe(200);
+    expect((await fetch(`${link.url.slice(0, -3)}abc`)).status).toBeGreaterThanOrEqual(400);
   });
 
   it('throws typed errors with the spec codes and the request id', async () => {

@@ -173,6 +173,104 @@ describe('TaskServiceClient: requests', () => {
   });
 });
 
+describe('TaskServiceClient: custom tools and settings links', () => {
+  const MANIFEST = {
+    name: 'acme_crm',
+    description: 'Contacts in the Acme CRM',
+    base_url: 'https://crm.acme.example/api',
+    oauth: { authorize_url: 'https://crm.acme.example/a', token_url: 'https://crm.acme.example/t', client_id: 'c', client_secret: 's' },
+    actions: [
+      {
+        name: 'get_contact',
+        description: 'Get a contact',
+        method: 'GET' as const,
+        path: '/contacts/{id}',
+        input_schema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+      },
+    ],
+  };
+  const { client_secret: _secret, ...publicOauth } = MANIFEST.oauth;
+  const TOOL = { ...MANIFEST, oauth: publicOauth, created_at: '2026-01-01T00:00:00.000Z' };
+
+  it('registers a tool: POST /tools with the manifest as the JSON body, no Idempotency-Key, and returns the tool', async () => {
+    const { client, seen } = await setup([{ status: 201, body: TOOL }]);
+    await expect(client.registerTool(MANIFEST)).resolves.toEqual(TOOL);
+    expect(seen).toHaveLength(1);
+    expect(`${seen[0]?.method} ${seen[0]?.url}`).toBe('POST /v1/tools');
+    expect(seen[0]?.headers['content-type']).toBe('application/json');
+    expect(seen[0]?.headers['authorization']).toBe('Bearer pk_test_key');
+    expect(seen[0]?.headers['idempotency-key']).toBeUndefined();
+    expect(JSON.parse(seen[0]?.body ?? '')).toEqual(MANIFEST);
+  });
+
+  it('lists, gets and deletes tools and creates settings links at their paths, escaping path segments', async () => {
+    const LINK = { url: 'https://vault.example/settings?token=t', expires_at: '2026-01-01T01:00:00.000Z' };
+    const { client, seen } = await setup((req) =>
+      req.method === 'DELETE'
+        ? { status: 204 }
+        : req.url.endsWith('/settings_link')
+          ? { status: 201, body: LINK }
+          : req.url === '/v1/tools'
+            ? { body: { data: [TOOL], has_more: false } }
+            : { body: TOOL },
+    );
+    await expect(client.listTools()).resolves.toEqual({ data: [TOOL], has_more: false });
+    await expect(client.getTool('acme_crm')).resolves.toEqual(TOOL);
+    await client.getTool('a/b?c');
+    await expect(client.deleteTool('acme_crm')).resolves.toBeUndefined();
+    await expect(client.createSettingsLink('user@x/1')).resolves.toEqual(LINK);
+    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual([
+      'GET /v1/tools',
+      'GET /v1/tools/acme_crm',
+      'GET /v1/tools/a%2Fb%3Fc',
+      'DELETE /v1/tools/acme_crm',
+      'POST /v1/users/user%40x%2F1/settings_link',
+    ]);
+    expect(seen.every((s) => s.body === '' && s.headers['content-type'] === undefined && s.headers['idempotency-key'] === undefined)).toBe(
+      true,
+    );
+    expect(() => client.getTool('')).toThrow(TypeError);
+    expect(() => client.createSettingsLink('')).toThrow(TypeError);
+    expect(seen).toHaveLength(5);
+  });
+
+  it('answers NotFoundError not_found with the request id for an unknown tool, without retrying', async () => {
+    const { client, seen, retries } = await setup([{ status: 404, body: envelope('not_found', 'No tool nope') }]);
+    const got = await caught(client.getTool('nope'));
+    expect(got).toBeInstanceOf(NotFoundError);
+    expect(got).toMatchObject({ status: 404, code: 'not_found', message: 'No tool nope', requestId: 'req_0' });
+    const deleted = await caught(client.deleteTool('nope'));
+    expect(deleted).toBeInstanceOf(NotFoundError);
+    expect(deleted).toMatchObject({ status: 404, code: 'not_found', requestId: 'req_1' });
+    expect(seen).toHaveLength(2);
+    expect(retries).toEqual([]);
+  });
+
+  it('does not retry a refused manifest (400) but retries a 503 with the same body', async () => {
+    const bad = await setup([{ status: 400, body: envelope('invalid_request', 'name "github" is a built-in tool or service') }]);
+    const err = await caught(bad.client.registerTool({ ...MANIFEST, name: 'github' }));
+    expect(err).toBeInstanceOf(InvalidRequestError);
+    expect(err).toMatchObject({ status: 400, code: 'invalid_request', message: expect.stringContaining('built-in') as string });
+    expect(bad.seen).toHaveLength(1);
+
+    const { client, seen, retries } = await setup([
+      { status: 503, body: envelope('temporarily_unavailable'), headers: { 'retry-after': '0' } },
+      { status: 200, body: TOOL },
+    ]);
+    await expect(client.registerTool(MANIFEST)).resolves.toEqual(TOOL);
+    expect(seen).toHaveLength(2);
+    expect(seen[1]?.body).toBe(seen[0]?.body);
+    expect(retries.map((r) => [r.method, r.path, r.error.code])).toEqual([['POST', '/tools', 'temporarily_unavailable']]);
+
+    const link = await setup([
+      { status: 500, body: envelope('internal_error') },
+      { status: 201, body: { url: 'u', expires_at: 'e' } },
+    ]);
+    await expect(link.client.createSettingsLink('u1')).resolves.toEqual({ url: 'u', expires_at: 'e' });
+    expect(link.seen).toHaveLength(2);
+  });
+});
+
 describe('TaskServiceClient: retries', () => {
   it('retries a 429 after Retry-After seconds, then returns the 201, with the same Idempotency-Key', async () => {
     const { client, seen, retries } = await setup([

@@ -10,10 +10,14 @@ import {
   type CreateTaskParams,
   type CreatedTask,
   type ListTasksParams,
+  type SettingsLink,
   type Task,
   type TaskList,
   type TaskListItem,
   type TaskTrace,
+  type Tool,
+  type ToolList,
+  type ToolManifest,
 } from './types.js';
 import { SDK_VERSION } from './version.js';
 
@@ -196,6 +200,42 @@ export class TaskServiceClient {
   /** DELETE /users/:user_id/connections/:service: revokes and forgets the user's tokens for the service. */
   async revokeConnection(userId: string, service: string, options: RequestOptions = {}): Promise<void> {
     await this.request<undefined>({ method: 'DELETE', path: `/users/${segment(userId)}/connections/${segment(service)}` }, options);
+  }
+
+  /**
+   * POST /users/:user_id/settings_link: a signed link (one hour by default) to the end user's hosted
+   * settings page, where they see and revoke their connections. Hand it to that user only.
+   */
+  createSettingsLink(userId: string, options: RequestOptions = {}): Promise<SettingsLink> {
+    return this.request<SettingsLink>({ method: 'POST', path: `/users/${segment(userId)}/settings_link` }, options);
+  }
+
+  /**
+   * POST /tools: registers a custom tool in the key's environment, or replaces the one of that
+   * name (its `created_at` is kept). Returns the tool without its client secret. A replace by
+   * name is idempotent, so retries are safe. 400 `invalid_request` names the manifest field.
+   */
+  registerTool(manifest: ToolManifest, options: RequestOptions = {}): Promise<Tool> {
+    return this.request<Tool>({ method: 'POST', path: '/tools', body: manifest }, options);
+  }
+
+  /** GET /tools: the custom tools of the key's environment, by name (one page: `has_more` is false). */
+  listTools(options: RequestOptions = {}): Promise<ToolList> {
+    return this.request<ToolList>({ method: 'GET', path: '/tools' }, options);
+  }
+
+  /** GET /tools/:name. 404 `not_found` (NotFoundError) when the environment has no such tool. */
+  getTool(name: string, options: RequestOptions = {}): Promise<Tool> {
+    return this.request<Tool>({ method: 'GET', path: `/tools/${segment(name)}` }, options);
+  }
+
+  /**
+   * DELETE /tools/:name: new tasks can no longer select it; the vault forgets its OAuth client and
+   * every user's connection to it. 404 `not_found` when there is none (also when a retried delete's
+   * first attempt did land).
+   */
+  async deleteTool(name: string, options: RequestOptions = {}): Promise<void> {
+    await this.request<undefined>({ method: 'DELETE', path: `/tools/${segment(name)}` }, options);
   }
 
   /**

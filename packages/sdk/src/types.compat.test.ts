@@ -14,6 +14,11 @@ const same = <T extends true>(): T => true as T;
 same<Both<sdk.TaskStatus, contracts.TaskStatus>>();
 same<Both<ApiErrorCode, ServiceErrorCode>>();
 same<Both<sdk.WebhookEventName, contracts.WebhookEventName>>();
+same<Both<sdk.ToolHttpMethod, (typeof contracts.HTTP_METHODS)[number]>>();
+// a manifest and a tool are the same both ways: what the SDK sends or reads is exactly the schema
+same<Both<sdk.ToolManifest, contracts.ToolManifest>>();
+same<Both<sdk.Tool, contracts.ToolView>>();
+same<Both<sdk.ToolAction, contracts.ToolAction>>();
 // every body the service may send is readable as the SDK type
 const asSdk = {
   task: (t: contracts.Task): sdk.Task => t,
@@ -26,9 +31,14 @@ const asSdk = {
   connection: (t: contracts.ConnectionView): sdk.Connection => t,
   progress: (t: contracts.ProgressData): sdk.ProgressData => t,
   waiting: (t: contracts.WaitingData): sdk.WaitingData => t,
+  tool: (t: contracts.ToolView): sdk.Tool => t,
+  action: (t: contracts.ToolAction): sdk.ToolAction => t,
 };
 // and every create body the SDK may send is one the service accepts
-const asService = { create: (b: sdk.CreateTaskParams): contracts.CreateTaskBody => b };
+const asService = {
+  create: (b: sdk.CreateTaskParams): contracts.CreateTaskBody => b,
+  tool: (m: sdk.ToolManifest): contracts.ToolManifest => m,
+};
 
 describe('the SDK types match the service contracts', () => {
   it('has the same statuses, step statuses and webhook event names', () => {
@@ -36,8 +46,10 @@ describe('the SDK types match the service contracts', () => {
     expect([...sdk.TERMINAL_STATUSES].sort()).toEqual([...contracts.TERMINAL_STATUSES].sort());
     expect(sdk.STEP_STATUSES).toEqual(contracts.STEP_STATUSES);
     expect(sdk.WEBHOOK_EVENTS).toEqual(contracts.WEBHOOK_EVENTS);
-    expect(Object.keys(asSdk)).toHaveLength(10);
-    expect(Object.keys(asService)).toEqual(['create']);
+    expect(sdk.TOOL_HTTP_METHODS).toEqual(contracts.HTTP_METHODS);
+    expect(sdk.SIDE_EFFECTS).toEqual(contracts.toolActionSchema.properties.side_effect.enum);
+    expect(Object.keys(asSdk)).toHaveLength(12);
+    expect(Object.keys(asService)).toEqual(['create', 'tool']);
   });
 
   it('names every field of the API bodies the schemas name', () => {
@@ -58,6 +70,36 @@ describe('the SDK types match the service contracts', () => {
     expect(Object.keys(create).sort()).toEqual(fields(contracts.createTaskBodySchema));
     const list: Required<sdk.ListTasksParams> = { status: 'complete', user_id: '', limit: 1, offset: 0 };
     expect(Object.keys(list).sort()).toEqual(fields(contracts.listTasksQuerySchema));
+
+    const link: Required<sdk.SettingsLink> = { url: '', expires_at: '' };
+    expect(Object.keys(link).sort()).toEqual(fields(contracts.settingsLinkSchema));
+    expect([...contracts.settingsLinkSchema.required].sort()).toEqual(Object.keys(link).sort());
+    const oauth: Required<sdk.ToolOAuth> = {
+      authorize_url: '',
+      token_url: '',
+      revocation_url: '',
+      scopes: [],
+      client_id: '',
+      pkce: true,
+      token_auth: 'post',
+    };
+    expect(Object.keys(oauth).sort()).toEqual(fields(contracts.toolViewSchema.properties.oauth));
+    expect(Object.keys({ ...oauth, client_secret: '' }).sort()).toEqual(fields(contracts.toolManifestSchema.properties.oauth));
+    const action: Required<sdk.ToolAction> = {
+      name: '',
+      description: '',
+      method: 'GET',
+      path: '/',
+      input_schema: {},
+      side_effect: 'read',
+      scopes: [],
+      keywords: [],
+    };
+    expect(Object.keys(action).sort()).toEqual(fields(contracts.toolActionSchema));
+    const tool: Required<sdk.Tool> = { name: '', description: '', keywords: [], base_url: '', actions: [action], oauth, created_at: '' };
+    expect(Object.keys(tool).sort()).toEqual(fields(contracts.toolViewSchema));
+    const { created_at: _created, ...manifest } = { ...tool, oauth: { ...oauth, client_secret: '' } };
+    expect(Object.keys(manifest satisfies Required<sdk.ToolManifest>).sort()).toEqual(fields(contracts.toolManifestSchema));
   });
 
   it('maps every API error code to the right error class by its status', () => {

@@ -107,6 +107,83 @@ export interface Connection {
 
 export type ConnectionList = Page<Connection>;
 
+/** POST /users/:user_id/settings_link answer (201): a signed, expiring link to the end user's settings page. */
+export interface SettingsLink {
+  /** Hand it to the end user; the page lists their connections and lets them revoke each one. */
+  url: string;
+  /** ISO 8601 time after which the link no longer opens. */
+  expires_at: string;
+}
+
+// ---- custom tools (POST/GET /tools, GET/DELETE /tools/:name) ----
+
+export const TOOL_HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+export type ToolHttpMethod = (typeof TOOL_HTTP_METHODS)[number];
+
+export const SIDE_EFFECTS = ['read', 'write', 'destructive'] as const;
+export type SideEffect = (typeof SIDE_EFFECTS)[number];
+
+/** One HTTP call a custom tool can make. */
+export interface ToolAction {
+  /** `^[a-z][a-z0-9_]{0,39}$`, unique within the tool. */
+  name: string;
+  description: string;
+  method: ToolHttpMethod;
+  /** Appended to the tool's `base_url`; `{field}` takes that input field, which must be required. */
+  path: string;
+  /** A JSON Schema with `"type": "object"`. */
+  input_schema: Record<string, unknown>;
+  /** Default: `read` for GET, `destructive` for DELETE, `write` otherwise. */
+  side_effect?: SideEffect;
+  /** Scopes this action needs beyond the tool's `oauth.scopes`. */
+  scopes?: string[];
+  /** Words that make the planner pick this action (verbs mostly). */
+  keywords?: string[];
+}
+
+/** The tool's own OAuth 2.0 provider, as shown: never the client secret. */
+export interface ToolOAuth {
+  authorize_url: string;
+  token_url: string;
+  /** RFC 7009 revocation endpoint. */
+  revocation_url?: string;
+  scopes?: string[];
+  client_id: string;
+  pkce?: boolean;
+  /** Client authentication at the token endpoint. */
+  token_auth?: 'basic' | 'post';
+}
+
+/** POST /tools body: registers a tool, or replaces the one of that name. */
+export interface ToolManifest {
+  /** `^[a-z][a-z0-9_]{2,39}$`, not a built-in tool or service; also the OAuth service name. */
+  name: string;
+  description: string;
+  /** Words that make the planner pick this tool (nouns mostly). */
+  keywords?: string[];
+  /** http(s) URL the action paths are appended to. */
+  base_url: string;
+  /** 1 to 30. */
+  actions: ToolAction[];
+  /** Absent: the tool needs no user and sends no token. The secret is encrypted and never shown again. */
+  oauth?: ToolOAuth & { client_secret: string };
+}
+
+/** A registered custom tool (POST /tools answer, GET /tools/:name): the manifest without the client secret. */
+export interface Tool {
+  name: string;
+  description: string;
+  keywords?: string[];
+  base_url: string;
+  actions: ToolAction[];
+  oauth?: ToolOAuth;
+  /** Kept when a registration replaces the tool. */
+  created_at: string;
+}
+
+/** GET /tools: every custom tool of the key's environment, by name (`has_more` is false). */
+export type ToolList = Page<Tool>;
+
 /** POST /tasks body (spec 4.1). */
 export interface CreateTaskParams {
   /** What to do, in plain language; at most 10,000 characters. */
