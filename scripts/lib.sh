@@ -81,3 +81,14 @@ run_vhost_up() {
   rabbitmqctl -q set_permissions -p "$name" guest '.*' '.*' '.*' >/dev/null 2>&1 || return 1
   say "$name"
 }
+
+# ensure_chromium: the dashboard's browser tests drive Debian's Chromium (playwright-core downloads
+# no browser). Installed with apt-get when missing and we are root; otherwise says how, and goes on.
+ensure_chromium() {
+  command -v chromium >/dev/null 2>&1 && return 0
+  if ((EUID == 0)) && command -v apt-get >/dev/null 2>&1; then
+    say "chromium: installing Debian's chromium for the browser tests"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null && return 0
+  fi
+  say "chromium: not installed; the dashboard browser tests will fail (install it: apt-get install chromium)"
+}

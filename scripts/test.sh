@@ -19,6 +19,8 @@ trap 'rc=$?; ((rc == 0)) || { say "test.sh: FAILED during $step (exit $rc) after
 ensure_pnpm
 step="pnpm install"
 pnpm install --frozen-lockfile
+step=chromium
+ensure_chromium
 step="infra up"
 bash scripts/infra.sh up
 step="rabbitmq vhost"
