@@ -13,6 +13,11 @@ export const configSchema = {
     /** A running task untouched for this long is looked at again by the reaper. */
     STALL_AFTER_MS: { type: 'integer', minimum: 1000, default: 60000 },
     REAPER_INTERVAL_MS: { type: 'integer', minimum: 100, default: 10000 },
+    /**
+     * A step without a result this long after it was first sent (the reaper's re-dispatches
+     * included) is given up: the task fails with `service_unavailable` (recoverable).
+     */
+    STALL_GIVE_UP_AFTER_MS: { type: 'integer', minimum: 1000, default: 600000 },
   },
   required: [
     'AMQP_URL',
@@ -26,6 +31,7 @@ export const configSchema = {
     'STEP_TIMEOUT_MS',
     'STALL_AFTER_MS',
     'REAPER_INTERVAL_MS',
+    'STALL_GIVE_UP_AFTER_MS',
   ],
 } as const;
 

@@ -6,53 +6,73 @@ import { AMQP_URL, MONGO_URL, memoryLogger, uniqueName, waitFor } from '@tes/tes
 import { TaskWriter } from './domain/task-writer.js';
 import { outboxRelay } from './messaging/outbox-relay.js';
 import { consumePartitions } from './messaging/partition.consumer.js';
+import { startReaper } from './messaging/reaper.js';
 import { TaskRepository } from './store/task.repository.js';
 import { ToolAdmin } from './domain/tool-admin.js';
 import { ToolRepository } from './store/tool.repository.js';
 
+type Logger = ReturnType<typeof memoryLogger>['logger'];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 /**
- * The orchestrator's single writer, in-process, over the real broker and database:
- * a test "executor" records step.run commands and a test listener records task events.
+ * The orchestrator's single writer, in-process, over the real broker and database, in its own
+ * namespace and database: a test "executor" records step.run commands and a test listener
+ * records task events. With `reaper`, the real reaper runs too.
  */
-describe('task writer (real broker and database)', () => {
-  const { logger } = memoryLogger('orchestrator');
+async function startOrchestrator(
+  logger: Logger,
+  opts: { stallGiveUpAfterMs?: number; reaper?: { stallAfterMs: number; intervalMs: number } } = {},
+) {
   const namespace = uniqueName('orch');
-  let mongo: mongoose.Connection;
-  let broker: Broker;
-  let client: Broker;
-  let tasks: TaskRepository;
   const steps: StepRun[] = [];
   const events: TaskEvent[] = [];
+  const mongo = await connectMongo({ url: MONGO_URL, dbName: namespace, logger });
+  const tasks = new TaskRepository(mongo);
+  const tools = new ToolRepository(mongo);
+  await ensureIndexes(mongo);
+  const broker = new Broker({ url: AMQP_URL, source: 'orchestrator', logger, namespace });
+  await broker.connect();
+  const writer = new TaskWriter({
+    tasks,
+    tools,
+    logger,
+    stepTimeoutMs: 5000,
+    stallGiveUpAfterMs: opts.stallGiveUpAfterMs ?? 600_000,
+    relay: outboxRelay(broker),
+  });
+  await consumePartitions(broker, writer, new ToolAdmin(tools, logger), 16);
+  const stopReaper = opts.reaper ? startReaper({ broker, tasks, logger, ...opts.reaper }) : () => undefined;
 
-  beforeAll(async () => {
-    mongo = await connectMongo({ url: MONGO_URL, dbName: namespace, logger });
-    tasks = new TaskRepository(mongo);
-    const tools = new ToolRepository(mongo);
-    await ensureIndexes(mongo);
-    broker = new Broker({ url: AMQP_URL, source: 'orchestrator', logger, namespace });
-    await broker.connect();
-    const writer = new TaskWriter({ tasks, tools, logger, stepTimeoutMs: 5000, relay: outboxRelay(broker) });
-    await consumePartitions(broker, writer, new ToolAdmin(tools, logger), 16);
-
-    client = new Broker({ url: AMQP_URL, source: 'test', logger, namespace });
-    await client.connect();
-    await client.consume({ name: 'test.steps', exchange: EXCHANGES.commands, bindings: ['executor.steps'] }, async (d) => {
-      steps.push(d.data as StepRun);
-    });
-    await client.consume({ name: 'test.events', exchange: EXCHANGES.events, bindings: ['task.event.#'] }, async (d) => {
-      events.push(d.data as TaskEvent);
-    });
+  const client = new Broker({ url: AMQP_URL, source: 'test', logger, namespace });
+  await client.connect();
+  await client.consume({ name: 'test.steps', exchange: EXCHANGES.commands, bindings: ['executor.steps'] }, async (d) => {
+    steps.push(d.data as StepRun);
+  });
+  await client.consume({ name: 'test.events', exchange: EXCHANGES.events, bindings: ['task.event.#'] }, async (d) => {
+    events.push(d.data as TaskEvent);
   });
 
-  afterAll(async () => {
-    await client?.close();
-    await broker?.close();
-    await mongo?.dropDatabase();
-    await mongo?.close();
-  });
+  return {
+    mongo,
+    tasks,
+    client,
+    steps,
+    events,
+    async stop() {
+      stopReaper();
+      await client.close();
+      await broker.close();
+      await mongo.dropDatabase();
+      await mongo.close();
+    },
+  };
+}
+type Orchestrator = Awaited<ReturnType<typeof startOrchestrator>>;
 
+/** What the tests send and wait for, against one orchestrator (`get` is called at use). */
+function driver(get: () => Orchestrator) {
   function create(accountId: string, prompt: string, extra: { concurrency_limit?: number; mode?: 'live' | 'test'; user_id?: string } = {}) {
-    return client.request(
+    return get().client.request(
       'task.create',
       {
         task_id: newId('task'),
@@ -70,11 +90,11 @@ describe('task writer (real broker and database)', () => {
   }
 
   const stepFor = (taskId: string, index = 0) =>
-    waitFor(() => steps.find((s) => s.task_id === taskId && s.step_index === index), { what: `step.run of ${taskId}` });
-  const eventsOf = (taskId: string) => events.filter((e) => e.task.id === taskId);
+    waitFor(() => get().steps.find((s) => s.task_id === taskId && s.step_index === index), { what: `step.run ${index} of ${taskId}` });
+  const eventsOf = (taskId: string) => get().events.filter((e) => e.task.id === taskId);
 
   function complete(step: StepRun, output: Record<string, unknown> = { text: 'done' }) {
-    return client.publish(
+    return get().client.publish(
       'step.result',
       {
         task_id: step.task_id,
@@ -88,6 +108,59 @@ describe('task writer (real broker and database)', () => {
       { partitionKey: step.account_id },
     );
   }
+
+  function needsAuth(step: StepRun, service: string) {
+    return get().client.publish(
+      'step.result',
+      {
+        task_id: step.task_id,
+        account_id: step.account_id,
+        environment: step.environment,
+        step_index: step.step_index,
+        outcome: 'needs_authorization',
+        authorization: {
+          reason: 'oauth_consent_required',
+          service,
+          auth_url: `http://127.0.0.1:1/oauth/start/${step.task_id}`,
+          message: `Connect ${service}`,
+        },
+        duration_ms: 1,
+      },
+      { partitionKey: step.account_id },
+    );
+  }
+
+  /** The task once `pred` holds for it. */
+  const taskWhen = (id: string, pred: (t: NonNullable<Awaited<ReturnType<TaskRepository['get']>>>) => boolean, what = `task ${id}`) =>
+    waitFor(
+      async () => {
+        const t = await get().tasks.get(id);
+        return t && pred(t) ? t : undefined;
+      },
+      { what },
+    );
+
+  return { create, stepFor, eventsOf, complete, needsAuth, taskWhen };
+}
+
+describe('task writer (real broker and database)', () => {
+  const { logger } = memoryLogger('orchestrator');
+  let orch: Orchestrator;
+  let mongo: mongoose.Connection;
+  let client: Broker;
+  let tasks: TaskRepository;
+  let steps: StepRun[];
+
+  beforeAll(async () => {
+    orch = await startOrchestrator(logger);
+    ({ mongo, client, tasks, steps } = orch);
+  });
+
+  afterAll(async () => {
+    await orch?.stop();
+  });
+
+  const { create, stepFor, eventsOf, complete, needsAuth, taskWhen } = driver(() => orch);
 
   it('creates a running task, dispatches its step, and completes it with the step output', async () => {
     const acct = uniqueName('acct');
@@ -248,28 +321,40 @@ describe('task writer (real broker and database)', () => {
     expect(steps.filter((s) => s.task_id === reply.task.id).every((s) => s.idempotency_key === `${reply.task.id}:0`)).toBe(true);
   });
 
+  it('resumes a task from the step that needed consent: step 1 of 2 is sent again, step 0 is not', async () => {
+    const acct = uniqueName('acct');
+    const reply = await create(acct, 'Uppercase the text "make it loud" then post it to #random', { user_id: 'u_seq' });
+    const id = reply.task.id;
+    const first = await stepFor(id, 0);
+    expect(first).toMatchObject({ tool: 'text', action: 'uppercase', step_count: 2, idempotency_key: `${id}:0` });
+    await complete(first, { text: 'MAKE IT LOUD' });
+    const second = await stepFor(id, 1);
+    expect(second).toMatchObject({ tool: 'slack', action: 'post_message', idempotency_key: `${id}:1` });
+    await needsAuth(second, 'slack');
+    const waiting = await taskWhen(id, (t) => t.status === 'waiting', 'waiting');
+    expect(waiting).toMatchObject({ current_step: 1, waiting_on: { service: 'slack' } });
+
+    await client.publish(
+      'connection.changed',
+      { account_id: acct, environment: 'test', user_id: 'u_seq', service: 'slack', outcome: 'authorized', scopes: ['chat:write'] },
+      { partitionKey: acct },
+    );
+    const again = await waitFor(() => steps.filter((s) => s.task_id === id && s.step_index === 1)[1], { what: 'step 1 re-dispatched' });
+    expect(again).toMatchObject({ tool: 'slack', action: 'post_message', input: second.input, idempotency_key: `${id}:1` });
+    expect(await tasks.get(id)).toMatchObject({ status: 'running', current_step: 1, outputs: [{ text: 'MAKE IT LOUD' }] });
+
+    await complete(again, { ok: true, ts: '1.0' });
+    const done = await taskWhen(id, (t) => t.status === 'complete', 'complete');
+    expect(done.result).toEqual({ ok: true, ts: '1.0', steps: [{ text: 'MAKE IT LOUD' }, { ok: true, ts: '1.0' }] });
+    await waitFor(() => eventsOf(id).some((e) => e.kind === 'completed'), { what: 'completed event' });
+    expect(eventsOf(id).map((e) => e.kind)).toEqual(['created', 'progress', 'waiting', 'resumed', 'completed']);
+    // Step 0 went out once, before the pause, and never again.
+    expect(steps.filter((s) => s.task_id === id).map((s) => s.step_index)).toEqual([0, 1, 1]);
+  });
+
   it('resumes every task of the user waiting on the service when the user connects, and no other waiting task', async () => {
     const acct = uniqueName('acct');
     const otherAcct = uniqueName('acct');
-    const needsAuth = (step: StepRun, service: string) =>
-      client.publish(
-        'step.result',
-        {
-          task_id: step.task_id,
-          account_id: step.account_id,
-          environment: step.environment,
-          step_index: step.step_index,
-          outcome: 'needs_authorization',
-          authorization: {
-            reason: 'oauth_consent_required',
-            service,
-            auth_url: `http://127.0.0.1:1/oauth/start/${step.task_id}`,
-            message: `Connect ${service}`,
-          },
-          duration_ms: 1,
-        },
-        { partitionKey: step.account_id },
-      );
     const status = async (id: string) => (await tasks.get(id))?.status;
 
     // Three tasks of u_many waiting on github, and three that must not move: another user of
@@ -488,5 +573,85 @@ describe('task writer (real broker and database)', () => {
         message: expect.stringContaining('acme_crm was deleted'),
       });
     });
+  });
+});
+
+/**
+ * The stall give-up, with the real reaper on compressed timings: a step without a result is
+ * re-dispatched after 400 ms (STALL_AFTER_MS), and given up 2 s (STALL_GIVE_UP_AFTER_MS) after it
+ * was first sent.
+ */
+describe('stalled steps (real reaper, broker and database)', () => {
+  const GIVE_UP_MS = 2000;
+  const { logger, lines } = memoryLogger('orchestrator');
+  let orch: Orchestrator;
+
+  beforeAll(async () => {
+    orch = await startOrchestrator(logger, { stallGiveUpAfterMs: GIVE_UP_MS, reaper: { stallAfterMs: 400, intervalMs: 100 } });
+  });
+
+  afterAll(async () => {
+    await orch?.stop();
+  });
+
+  const { create, stepFor, eventsOf, complete, taskWhen } = driver(() => orch);
+  const dispatches = (id: string, index = 0) => orch.steps.filter((s) => s.task_id === id && s.step_index === index);
+
+  it('fails a running task whose step result never arrives with service_unavailable after the deadline, and frees its slot', async () => {
+    const acct = uniqueName('acct');
+    const stalled = await create(acct, 'Echo "nobody answers"', { concurrency_limit: 1 });
+    const queued = await create(acct, 'Echo "next"', { concurrency_limit: 1 });
+    expect([stalled.task.status, queued.task.status]).toEqual(['running', 'pending']);
+    const id = stalled.task.id;
+    const first = await stepFor(id);
+
+    const failed = await taskWhen(id, (t) => t.status === 'failed', 'stalled task failed');
+    expect(failed.error).toEqual({
+      code: 'service_unavailable',
+      message: expect.stringMatching(/^Step 1\/1 \(text\.echo\) got no result in \d+(\.\d)? s/),
+      tool: 'text',
+      recoverable: true,
+      suggestion: expect.any(String),
+    });
+    // Not before the deadline, and only after the reaper's re-dispatches (same step, same key) got nothing.
+    expect(Date.parse(failed.failed_at ?? '') - Date.parse(failed.created_at)).toBeGreaterThanOrEqual(GIVE_UP_MS);
+    expect(dispatches(id).length).toBeGreaterThanOrEqual(3);
+    expect(dispatches(id).every((s) => s.idempotency_key === `${id}:0`)).toBe(true);
+    expect(lines().some((l) => l.includes('stalled step given up') && l.includes(id))).toBe(true);
+    // Announced through the outbox like any failure.
+    const event = await waitFor(() => eventsOf(id).find((e) => e.kind === 'failed'), { what: 'task.failed' });
+    expect(event.task).toMatchObject({ status: 'failed', error: failed.error });
+
+    // The slot is free: the pending task starts. A late result of the given-up step changes nothing.
+    const next = await stepFor(queued.task.id);
+    const sent = dispatches(id).length;
+    await complete(first);
+    await complete(next);
+    await taskWhen(queued.task.id, (t) => t.status === 'complete', 'the admitted task complete');
+    await sleep(500); // several reaper sweeps
+    expect(await orch.tasks.get(id)).toMatchObject({ status: 'failed', error: failed.error });
+    expect(dispatches(id)).toHaveLength(sent);
+    expect(eventsOf(id).map((e) => e.kind)).toEqual(['created', 'failed']);
+  });
+
+  it('leaves alone a task whose results arrive in time, though re-dispatched and longer in all than the deadline', async () => {
+    const acct = uniqueName('acct');
+    const reply = await create(acct, 'Echo "hi" 4 times');
+    const id = reply.task.id;
+    const started = Date.now();
+    for (let i = 0; i < 4; i++) {
+      const step = await stepFor(id, i);
+      const sentAt = Date.now();
+      // Late enough for the reaper to re-dispatch it, well within the deadline: the clock is per step.
+      await waitFor(() => dispatches(id, i).length >= 2, { what: `step ${i} re-dispatched` });
+      await sleep(Math.max(0, 600 - (Date.now() - sentAt)));
+      await complete(step, { text: `hi ${i}` });
+    }
+    const done = await taskWhen(id, (t) => t.status === 'complete', 'complete');
+    expect(Date.now() - started).toBeGreaterThan(GIVE_UP_MS);
+    expect(done.error).toBeUndefined();
+    expect(done.result).toMatchObject({ text: 'hi 3' });
+    await waitFor(() => eventsOf(id).some((e) => e.kind === 'completed'), { what: 'completed event' });
+    expect(eventsOf(id).map((e) => e.kind)).toEqual(['created', 'progress', 'progress', 'progress', 'completed']);
   });
 });

@@ -28,6 +28,11 @@ export interface WriterDeps {
   tools: ToolRepository;
   logger: Logger;
   stepTimeoutMs: number;
+  /**
+   * How long the current step may go without a result (re-dispatches by the reaper included)
+   * before the next reconcile gives up on it and fails the task with `service_unavailable`.
+   */
+  stallGiveUpAfterMs: number;
   /** When set, workflows come from the LLM planner, after the create answer. */
   llm?: LlmPlannerOptions | undefined;
   /** Publishes a task's outbox with confirms (the writer clears it in the database). */
@@ -229,16 +234,22 @@ export class TaskWriter {
   }
 
   /**
-   * Relays what was not sent and re-dispatches a stalled step (same idempotency key).
-   * `seenVersion` is the version the reaper saw: a task that moved since is not stalled.
+   * Relays what was not sent and re-dispatches a stalled step (same idempotency key), or, once
+   * the step has gone `stallGiveUpAfterMs` without a result since it was first sent, gives up:
+   * the task fails. `seenVersion` is the version the reaper saw: a task that moved since is not stalled.
    */
   async reconcile(mem: PartitionMemory, taskId: string, seenVersion?: number): Promise<void> {
     const doc = await this.load(mem, taskId);
     if (!doc) return;
+    // A step.run still in the outbox had not gone out (as far as this writer knows): it goes out only now.
+    const unsentStep = doc.outbox.some((m) => m.type === 'step.run');
     if (doc.outbox.length > 0) await this.publish(mem, doc);
     if (seenVersion !== undefined && doc.version !== seenVersion) return;
     if (doc.status === 'running' && doc.workflow) {
-      this.dispatchCurrent(doc);
+      // NaN for a task stored before the field existed: its clock starts with this re-dispatch.
+      const stalledMs = Date.now() - Date.parse(doc.step_dispatched_at ?? '');
+      if (!unsentStep && stalledMs >= this.deps.stallGiveUpAfterMs) return this.giveUp(mem, doc, stalledMs);
+      this.dispatchCurrent(doc, { again: !unsentStep && !Number.isNaN(stalledMs) });
       return this.commit(mem, doc);
     }
     return this.advance(mem, doc);
@@ -341,9 +352,14 @@ export class TaskWriter {
     this.dispatchCurrent(doc);
   }
 
-  private dispatchCurrent(doc: TaskDoc): void {
+  /**
+   * Puts the current step's step.run in the outbox. A first dispatch (start, next step, resume
+   * after consent) starts the step's stall clock; a re-dispatch of a stalled step (`again`) keeps it.
+   */
+  private dispatchCurrent(doc: TaskDoc, { again = false } = {}): void {
     const step = doc.workflow?.[doc.current_step];
     if (!step || !doc.workflow) return;
+    if (!again) doc.step_dispatched_at = isoNow();
     const customTool = doc.custom_tools?.find((t) => t.name === step.tool);
     const custom = customTool && customStep(customTool, step.action);
     const msg: OutboxMessage<'step.run'> = {
@@ -365,6 +381,35 @@ export class TaskWriter {
       },
     };
     doc.outbox.push(msg);
+  }
+
+  /**
+   * The current step got no result for `stalledMs` (the executor keeps crashing on it, or a
+   * service it needs never answers): the task fails, recoverably, through the same commit and
+   * outbox as any failure (`task.failed`), and its concurrency slot goes to the next pending task.
+   */
+  private async giveUp(mem: PartitionMemory, doc: TaskDoc, stalledMs: number): Promise<void> {
+    const step = doc.workflow?.[doc.current_step];
+    const name = step ? `${step.tool}.${step.action}` : doc.tool;
+    const seconds = Math.round(stalledMs / 100) / 10;
+    doc.status = 'failed';
+    doc.failed_at = isoNow();
+    doc.error = {
+      code: 'service_unavailable',
+      message: `Step ${doc.current_step + 1}/${doc.workflow?.length ?? 0} (${name}) got no result in ${seconds} s, re-dispatches included: the executor, or a service it needs, did not answer`,
+      tool: step?.tool ?? doc.tool,
+      recoverable: true,
+      suggestion: 'Create the task again later; if the step has side effects, check whether it took effect first',
+    };
+    emit(doc, 'failed');
+    this.deps.logger.warn('stalled step given up', {
+      task_id: doc._id,
+      account_id: doc.account_id,
+      step_index: doc.current_step,
+      stalled_ms: stalledMs,
+    });
+    await this.commit(mem, doc);
+    await this.admitNext(mem, doc.account_id);
   }
 
   /** Starts the account's oldest pending task if a slot is free. */

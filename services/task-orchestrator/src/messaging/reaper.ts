@@ -7,8 +7,9 @@ const MAX_BACKOFF_MS = 300_000;
 
 /**
  * Guarantees no task stays running forever: tasks untouched for too long, or with
- * an unsent outbox, get a task.reconcile sent to their partition's writer. The
- * reaper itself never writes a task (that would race the writer).
+ * an unsent outbox, get a task.reconcile (with the version seen) sent to their partition's
+ * writer, which re-dispatches the stalled step or, past STALL_GIVE_UP_AFTER_MS, fails the
+ * task. The reaper itself never writes a task (that would race the writer).
  */
 export function startReaper(deps: {
   broker: Broker;
@@ -50,7 +51,7 @@ export function startReaper(deps: {
       if (prev && now - prev.at < Math.min(deps.stallAfterMs * 2 ** (prev.n - 1), MAX_BACKOFF_MS)) continue;
       await deps.broker.publish(
         'task.reconcile',
-        { task_id: t._id, account_id: t.account_id, reason: 'stalled' },
+        { task_id: t._id, account_id: t.account_id, reason: 'stalled', version: t.version },
         { partitionKey: t.account_id },
       );
       asked.set(t._id, { at: now, n: (prev?.n ?? 0) + 1 });

@@ -42,6 +42,11 @@ export interface TaskDoc {
   waiting_on?: { service: string } | null;
   /** Index of the step running now (or next to run). */
   current_step: number;
+  /**
+   * When the current step was first sent (at the start, after the previous step, or on resuming
+   * after consent); re-dispatching a stalled step keeps it. The stall give-up counts from here.
+   */
+  step_dispatched_at?: string;
   outputs: Record<string, unknown>[];
   concurrency_limit: number;
   /** The X-Request-Id of the create request: on every message and log line about the task. */
@@ -101,10 +106,12 @@ export class TaskRepository {
    */
   async clearOutboxes(published: { id: string; version: number }[]): Promise<void> {
     if (published.length === 0) return;
-    await this.model.collection.bulkWrite(
-      published.map((p) => ({ updateOne: { filter: { _id: p.id, version: p.version } as never, update: { $set: { outbox: [] } } } })),
-      { ordered: false },
-    );
+    // One command per task, one after another: FerretDB v1 holds a PostgreSQL connection for
+    // every update of a bulkWrite until the whole command ends, plus one for the write, so a
+    // batch larger than its pool (seen after a broker outage) waits for itself forever.
+    for (const p of published) {
+      await this.model.collection.updateOne({ _id: p.id, version: p.version } as never, { $set: { outbox: [] } });
+    }
   }
 
   /** The account's running and pending tasks (admission), in one round trip. */
