@@ -152,12 +152,23 @@ describe('chaos: faults under load, then the ledger balances', () => {
     await ledgerClient?.close().catch(() => undefined);
     await receiver?.close();
     await Promise.all([rabbit?.destroy(), mongo?.destroy()]);
+    if (results.some((r) => !r.balanced)) root.keepLogs(path.join(REPO_ROOT, '.run', 'chaos-infra'));
     root.remove();
   }, 120_000);
 
   /** Restarts whatever service died on its own (and reports it), so later scenarios still run. */
   async function reviveDead(): Promise<string[]> {
     const dead: string[] = [];
+    // The run's own servers are stopped only by their scenarios: one that ended by itself is a finding.
+    for (const [what, server] of [
+      ['own RabbitMQ node', rabbit],
+      ['own MongoDB-wire server', mongo],
+    ] as const) {
+      const how = server?.exitedByItself();
+      if (!server || !how) continue;
+      dead.push(`${what} exited by itself (${how})`);
+      await server.start();
+    }
     for (const name of SERVICES) {
       const proc = stack.procs.get(name);
       if (!proc || proc.child.exitCode !== null || proc.child.signalCode !== null) {

@@ -9,7 +9,18 @@
  * PostgreSQL database and removes the directory.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, closeSync, rmSync, writeFileSync, chmodSync, mkdtempSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  openSync,
+  closeSync,
+  rmSync,
+  writeFileSync,
+  chmodSync,
+  mkdtempSync,
+  readdirSync,
+  copyFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -61,6 +72,14 @@ export class OwnRabbit {
   distPort = 0;
   private child: ChildProcess | undefined;
   private startCount = 0;
+  private lastLog = '';
+
+  /** How the server process ended if it ended without being told to (kill/restart/destroy), else null. */
+  exitedByItself(): string | null {
+    const child = this.child;
+    if (!child || (child.exitCode === null && child.signalCode === null)) return null;
+    return `exit code ${child.exitCode}, signal ${child.signalCode}; log:\n${tail(this.lastLog)}`;
+  }
 
   /** Why this machine cannot run a second node, or null when it can. */
   static unavailable(): string | null {
@@ -123,6 +142,7 @@ export class OwnRabbit {
       );
     }
     const log = path.join(this.dir, `server-${++this.startCount}.log`);
+    this.lastLog = log;
     const fd = openSync(log, 'a');
     this.child = spawn(path.join(RABBIT_LIB, 'rabbitmq-server'), [], { env: this.env(), cwd: this.dir, stdio: ['ignore', fd, fd] });
     closeSync(fd);
@@ -218,6 +238,14 @@ export class OwnMongo {
   port = 0;
   private child: ChildProcess | undefined;
   private startCount = 0;
+  private lastLog = '';
+
+  /** How the server process ended if it ended without being told to (kill/restart/destroy), else null. */
+  exitedByItself(): string | null {
+    const child = this.child;
+    if (!child || (child.exitCode === null && child.signalCode === null)) return null;
+    return `exit code ${child.exitCode}, signal ${child.signalCode}; log:\n${tail(this.lastLog)}`;
+  }
 
   static unavailable(): string | null {
     if (which('mongod')) return null;
@@ -247,6 +275,7 @@ export class OwnMongo {
       }
     }
     const log = path.join(this.dir, `server-${++this.startCount}.log`);
+    this.lastLog = log;
     const fd = openSync(log, 'a');
     const [cmd, args]: [string, string[]] =
       this.kind === 'mongod'
@@ -255,7 +284,8 @@ export class OwnMongo {
             FERRETDB,
             [
               '--handler=postgresql',
-              `--postgresql-url=postgres://${PG.user}@${PG.host}:${PG.port}/${this.pgDatabase}`,
+              // A pool of its own beside the shared FerretDB's (scripts/infra.sh explains the numbers).
+              `--postgresql-url=postgres://${PG.user}@${PG.host}:${PG.port}/${this.pgDatabase}?pool_max_conns=40&pool_max_conn_idle_time=1m`,
               `--listen-addr=127.0.0.1:${this.port}`,
               `--state-dir=${path.join(this.dir, 'state')}`,
               '--telemetry=disable',
@@ -323,7 +353,18 @@ export class OwnMongo {
 }
 
 /** A temporary directory for one run's private infrastructure. */
-export function chaosRoot(): { dir: string; remove(): void } {
+export function chaosRoot(): { dir: string; remove(): void; keepLogs(to: string): void } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tes-chaos-'));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+    /** Copies the servers' own logs (not their data) to `to`, for a run that failed. */
+    keepLogs: (to) => {
+      for (const entry of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+        if (!entry.endsWith('.log')) continue;
+        mkdirSync(path.dirname(path.join(to, entry)), { recursive: true });
+        copyFileSync(path.join(dir, entry), path.join(to, entry));
+      }
+    },
+  };
 }
