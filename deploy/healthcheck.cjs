@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Container probe: GET http://127.0.0.1:<ops port><path> (default /healthz); exit 0 on HTTP 200,
 // 1 otherwise. The ops port is OPS_PORT, or the default of SERVICE (set in the image).
-// Used by the image's HEALTHCHECK, by docker-compose.yml (/readyz) and by the Kubernetes exec probes.
+// Used by the image's HEALTHCHECK, by docker-compose.yml (/readyz) and by hand (kubectl exec); the
+// Kubernetes probes are httpGet on the ops port. 127.0.0.1 answers whether OPS_HOST is it or 0.0.0.0.
 // CommonJS with no dependency: it starts fast and runs from any directory.
 'use strict';
 

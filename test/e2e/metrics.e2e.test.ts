@@ -4,17 +4,23 @@ import { admin, request, startReceiver, startStack, waitFor, type Stack } from '
 describe('/metrics on every service', () => {
   let stack: Stack;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let apiKey: string;
+  /** The dispatcher's metrics before any task existed. */
+  let dispatcherBefore: string;
+
+  const createTask = async (prompt: string) => {
+    const created = await request('POST', `${stack.baseUrl}/tasks`, { headers: { authorization: `Bearer ${apiKey}` }, body: { prompt } });
+    expect(created.status).toBe(201);
+  };
 
   beforeAll(async () => {
     receiver = await startReceiver();
     stack = await startStack();
     const account = await admin(['accounts', 'create', '--name', 'metrics'], stack.adminEnv);
+    apiKey = account.api_keys.test;
     await admin(['webhooks', 'set', '--account', account.account_id, '--env', 'test', '--url', receiver.url], stack.adminEnv);
-    const created = await request('POST', `${stack.baseUrl}/tasks`, {
-      headers: { authorization: `Bearer ${account.api_keys.test}` },
-      body: { prompt: 'Echo "metrics"' },
-    });
-    expect(created.status).toBe(201);
+    dispatcherBefore = await scrape(stack.opsPorts['webhook-dispatcher']);
+    await createTask('Echo "metrics"');
     await waitFor(() => receiver.received.length > 0, { what: 'the webhook' });
   }, 120_000);
 
@@ -23,13 +29,13 @@ describe('/metrics on every service', () => {
     await receiver?.close();
   });
 
-  const scrape = async (port: number) => {
+  async function scrape(port: number): Promise<string> {
     const r = await request('GET', `http://127.0.0.1:${port}/metrics`);
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toMatch(/^text\/plain/);
     expect(r.text).toContain('process_resident_memory_bytes');
     return r.text;
-  };
+  }
 
   it('gateway: HTTP latency by matched route', async () => {
     const text = await scrape(stack.opsPorts.gateway);
@@ -47,12 +53,43 @@ describe('/metrics on every service', () => {
     expect(text).toMatch(/step_duration_seconds_count\{[^}]*tool="text"[^}]*action="echo"[^}]*outcome="complete"[^}]*\} 1/);
   });
 
-  it('webhook-dispatcher: attempts by outcome', async () => {
+  it('webhook-dispatcher: a real delivery adds to the attempt counter and the latency histogram', async () => {
+    const delivered = ['outcome="delivered"'];
+    expect(sample(dispatcherBefore, 'webhook_attempts_total', delivered)).toBe(0);
+    expect(sample(dispatcherBefore, 'webhook_delivery_latency_seconds_count', delivered)).toBe(0);
+
     const text = await waitFor(async () => {
       const t = await scrape(stack.opsPorts['webhook-dispatcher']);
-      return /webhook_attempts_total\{[^}]*outcome="delivered"[^}]*\} 1/.test(t) ? t : undefined;
+      return sample(t, 'webhook_attempts_total', delivered) >= 1 ? t : undefined;
     });
-    expect(text).toContain('queue_consume_lag_seconds');
+    const attempts = sample(text, 'webhook_attempts_total', delivered);
+    // Every counted attempt is a POST the receiver answered, and each one's duration is observed.
+    expect(attempts).toBeLessThanOrEqual(receiver.received.length);
+    expect(sample(text, 'webhook_delivery_latency_seconds_count', delivered)).toBe(attempts);
+    expect(sample(text, 'webhook_delivery_latency_seconds_bucket', [...delivered, 'le="+Inf"'])).toBe(attempts);
+    expect(sample(text, 'webhook_delivery_latency_seconds_sum', delivered)).toBeGreaterThanOrEqual(0);
+    expect(sample(text, 'webhook_delivery_latency_seconds_sum', delivered)).toBeLessThan(30 * attempts);
+    expect(text).toMatch(/queue_consume_lag_seconds_count\{[^}]*queue="dispatcher\.task-events"/);
+  });
+
+  it('webhook-dispatcher: a 3xx answer is counted and timed as redirect', async () => {
+    const port = stack.opsPorts['webhook-dispatcher'];
+    const redirect = ['outcome="redirect"'];
+    const before = await scrape(port);
+    receiver.behave('redirect');
+    await createTask('Echo "redirected"');
+    const after = await waitFor(
+      async () => {
+        const t = await scrape(port);
+        return sample(t, 'webhook_attempts_total', redirect) > sample(before, 'webhook_attempts_total', redirect) ? t : undefined;
+      },
+      { what: 'a redirect attempt' },
+    );
+    const added = sample(after, 'webhook_attempts_total', redirect) - sample(before, 'webhook_attempts_total', redirect);
+    expect(
+      sample(after, 'webhook_delivery_latency_seconds_count', redirect) -
+        sample(before, 'webhook_delivery_latency_seconds_count', redirect),
+    ).toBe(added);
   });
 
   it('oauth-vault: token refresh counter registered', async () => {
@@ -60,3 +97,9 @@ describe('/metrics on every service', () => {
     expect(text).toContain('# TYPE token_refreshes_total counter');
   });
 });
+
+/** The value of the first series of `name` whose labels include every one of `labels`; 0 when there is none. */
+function sample(text: string, name: string, labels: readonly string[]): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && labels.every((label) => l.includes(label)));
+  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+}

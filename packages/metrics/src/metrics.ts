@@ -10,17 +10,17 @@ export interface Metrics {
   registry: Registry;
   /** method, route (the matched pattern, e.g. `/v1/tasks/:task_id`, or `(unmatched)`), status. */
   httpRequestDuration: Histogram<'method' | 'route' | 'status'>;
-  /** Tasks that reached a status: queued, pending, running, waiting, complete, failed, cancelled. */
+  /** Tasks that reached a status: pending, running, waiting, complete, failed, cancelled. */
   tasksTotal: Counter<'status'>;
   /** From a message's `occurred_at` to the moment a consumer starts handling it, per queue. */
   queueConsumeLag: Histogram<'queue'>;
-  /** One step run: tool, action, outcome (complete, failed, skipped, cancelled, timeout). */
+  /** One step run: tool, action, outcome (complete, a skipped step too; failed; needs_authorization). */
   stepDuration: Histogram<'tool' | 'action' | 'outcome'>;
-  /** One webhook POST: outcome (delivered, http_error, timeout, network_error, redirect, blocked). */
+  /** One webhook POST: outcome (delivered, redirect, http_error, timeout, blocked, network_error). */
   webhookAttempts: Counter<'outcome'>;
-  /** From the event to its final outcome (delivered or undeliverable), retries included. */
+  /** One webhook POST's duration, up to its answer's status or its failure, by the same outcome. */
   webhookDeliveryLatency: Histogram<'outcome'>;
-  /** OAuth token refreshes: outcome (refreshed, failed, revoked). */
+  /** OAuth token refreshes: outcome (refreshed, failed: transient, revoked: the provider refused the grant). */
   tokenRefreshes: Counter<'outcome'>;
 }
 
@@ -37,8 +37,8 @@ export const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5
 export const LAG_BUCKETS = [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900];
 /** Third-party calls, in seconds, up to the default 30 s step timeout and beyond. */
 export const STEP_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
-/** Webhook delivery, in seconds: the retry schedule spans 1 min, 5 min, 30 min and 2 h. */
-export const DELIVERY_BUCKETS = [0.1, 0.5, 1, 5, 30, 60, 120, 300, 600, 1800, 3600, 7200, 10800];
+/** One webhook POST, in seconds: a fast receiver answers in milliseconds; the default timeout is 30 s. */
+export const DELIVERY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /** A fresh registry (never prom-client's global one) with the shared instruments of `service`. */
 export function createMetrics(service: string, options: MetricsOptions = {}): Metrics {
@@ -84,7 +84,7 @@ export function createMetrics(service: string, options: MetricsOptions = {}): Me
     }),
     webhookDeliveryLatency: new Histogram({
       name: 'webhook_delivery_latency_seconds',
-      help: 'Time from a webhook event to its final outcome (delivered or undeliverable), retries included',
+      help: 'Webhook POST duration by attempt outcome',
       labelNames: ['outcome'] as const,
       buckets: DELIVERY_BUCKETS,
       registers,

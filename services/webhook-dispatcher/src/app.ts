@@ -134,13 +134,13 @@ function countDbCommands(mongo: Connection, metrics: Metrics): void {
   } as never);
 }
 
-/** Counts each webhook POST by outcome, at the one place they are sent. */
+/** Counts each webhook POST and observes its duration, by outcome, at the one place they are sent. */
 function countedSender(sender: HttpSender, metrics: Metrics): Pick<HttpSender, 'send'> {
   return {
     async send(req) {
       const result = await sender.send(req);
-      const outcome = result.ok ? 'delivered' : result.status_code === null ? 'network_error' : 'http_error';
-      metrics.webhookAttempts.inc({ outcome });
+      metrics.webhookAttempts.inc({ outcome: result.outcome });
+      metrics.webhookDeliveryLatency.observe({ outcome: result.outcome }, result.latency_ms / 1000);
       return result;
     },
   };

@@ -19,6 +19,19 @@ export interface SendResult {
   error: string | null;
 }
 
+/**
+ * How one POST ended, as far as the sender can tell (`webhook_attempts_total`'s outcome):
+ * delivered (HTTP 200), redirect (3xx, never followed), http_error (any other status),
+ * timeout (no status within the timeout), blocked (refused by the destination guard),
+ * network_error (DNS, refused or closed connection, TLS).
+ */
+export type SendOutcome = 'delivered' | 'redirect' | 'http_error' | 'timeout' | 'blocked' | 'network_error';
+
+/** What a real POST returns: the result and its outcome. */
+export interface PostResult extends SendResult {
+  outcome: SendOutcome;
+}
+
 const USER_AGENT = 'tes-webhook-dispatcher/0.1';
 /** An idle kept-alive connection is closed after this long (below the 5 s keep-alive of Node servers and most proxies). */
 const IDLE_SOCKET_MS = 4000;
@@ -53,20 +66,20 @@ export class HttpSender {
     this.agents.clear();
   }
 
-  async send(req: SendRequest): Promise<SendResult> {
+  async send(req: SendRequest): Promise<PostResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     let url: URL;
     try {
       url = checkUrl(req.url, req.environment, this.guard);
     } catch (err) {
-      return { ok: false, status_code: null, latency_ms: elapsed(), error: describe(err, req.timeoutMs) };
+      return { ok: false, status_code: null, latency_ms: elapsed(), error: describe(err, req.timeoutMs), outcome: outcomeOf(err) };
     }
     const body = Buffer.from(req.body, 'utf8');
     const deadline = started + req.timeoutMs;
     const first = await this.post(url, req, body, deadline);
     const result = first.retryFresh && performance.now() < deadline ? await this.post(url, req, body, deadline, true) : first;
-    return { ok: result.ok, status_code: result.status_code, error: result.error, latency_ms: elapsed() };
+    return { ok: result.ok, status_code: result.status_code, error: result.error, outcome: result.outcome, latency_ms: elapsed() };
   }
 
   private agentFor(url: URL, environment: Environment): http.Agent {
@@ -99,11 +112,11 @@ export class HttpSender {
     body: Buffer,
     deadline: number,
     fresh = false,
-  ): Promise<Omit<SendResult, 'latency_ms'> & { retryFresh: boolean }> {
+  ): Promise<Omit<PostResult, 'latency_ms'> & { retryFresh: boolean }> {
     const transport = url.protocol === 'https:' ? https : http;
     return new Promise((resolve) => {
       let settled = false;
-      const finish = (result: Omit<SendResult, 'latency_ms'>, retryFresh = false) => {
+      const finish = (result: Omit<PostResult, 'latency_ms'>, retryFresh = false) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
@@ -125,10 +138,12 @@ export class HttpSender {
       const timer = setTimeout(() => request.destroy(new TimeoutError(req.timeoutMs)), Math.max(1, deadline - performance.now()));
       request.on('response', (res) => {
         const status = res.statusCode ?? 0;
+        const outcome = status === 200 ? 'delivered' : status >= 300 && status < 400 ? 'redirect' : 'http_error';
         finish({
-          ok: status === 200,
+          ok: outcome === 'delivered',
           status_code: status,
-          error: status === 200 ? null : status >= 300 && status < 400 ? `redirect ${status} not followed` : `HTTP ${status}`,
+          error: outcome === 'delivered' ? null : outcome === 'redirect' ? `redirect ${status} not followed` : `HTTP ${status}`,
+          outcome,
         });
         // The answer is decided; drain the body, and give up on it if it never ends.
         res.resume();
@@ -140,7 +155,10 @@ export class HttpSender {
       request.on('error', (err) => {
         const code = (err as NodeJS.ErrnoException).code;
         const closedEarly = code === 'ECONNRESET' || code === 'EPIPE' || err.message === 'socket hang up';
-        finish({ ok: false, status_code: null, error: describe(err, req.timeoutMs) }, !fresh && request.reusedSocket && closedEarly);
+        finish(
+          { ok: false, status_code: null, error: describe(err, req.timeoutMs), outcome: outcomeOf(err) },
+          !fresh && request.reusedSocket && closedEarly,
+        );
       });
       request.end(body);
     });
@@ -152,6 +170,13 @@ class TimeoutError extends Error {
     super(`no answer within ${ms} ms`);
     this.name = 'TimeoutError';
   }
+}
+
+/** The outcome of a POST that got no status. */
+function outcomeOf(err: unknown): SendOutcome {
+  if (err instanceof TimeoutError) return 'timeout';
+  if (err instanceof UnsafeDestinationError) return 'blocked';
+  return 'network_error';
 }
 
 /** A short, secret-free reason for the attempt log. */
