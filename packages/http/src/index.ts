@@ -2,3 +2,4 @@ export * from './request-id.js';
 export * from './errors.js';
 export * from './validate.js';
 export * from './ops.js';
+export * from './listen.js';

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Logger } from '@tes/logger';
+import { listen } from './listen.js';
 
 export interface OpsServerOptions {
   port: number;
@@ -12,7 +13,10 @@ export interface OpsServerOptions {
   extend?: (app: express.Express) => void;
 }
 
-/** /healthz (the process is alive) and /readyz (it can take work) on a private port. */
+/**
+ * /healthz (the process is alive) and /readyz (it can take work) on a private port.
+ * Rejects with a ListenError naming OPS_PORT when the port cannot be taken.
+ */
 export async function startOpsServer(options: OpsServerOptions): Promise<http.Server> {
   const app = express();
   app.disable('x-powered-by');
@@ -26,7 +30,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<http.Se
   options.extend?.(app);
   const server = http.createServer(app);
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve) => server.listen(options.port, options.host ?? '127.0.0.1', resolve));
+  await listen(server, options.port, options.host ?? '127.0.0.1', 'OPS_PORT');
   options.logger.info('ops server listening', { port: (server.address() as AddressInfo).port });
   return server;
 }

@@ -184,7 +184,7 @@ export async function freePort(): Promise<number> {
     const port = PORT_FLOOR + worker * PORT_SLICE + (nextPortOffset++ % PORT_SLICE);
     if (await canListen(port)) return port;
   }
-  throw new Error('freePort: no free port in this worker\'s range');
+  throw new Error("freePort: no free port in this worker's range");
 }
 
 function canListen(port: number): Promise<boolean> {

@@ -1,5 +1,5 @@
 import { loadConfigOrExit } from '@tes/config';
-import { closeServer, onShutdown, startOpsServer } from '@tes/http';
+import { ListenError, closeServer, onShutdown, startOpsServer } from '@tes/http';
 import { createLogger } from '@tes/logger';
 import { createMetrics, mountMetrics } from '@tes/metrics';
 import { Broker } from '@tes/messaging';
@@ -57,6 +57,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`${SERVICE}: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+  // A port that cannot be listened on (`OPS_PORT 8091 is in use (EADDRINUSE)`): one line, no stack.
+  if (err instanceof ListenError) process.stderr.write(`${SERVICE}: ${err.message}\n`);
+  else process.stderr.write(`${SERVICE}: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });

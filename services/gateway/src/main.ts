@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfigOrExit } from '@tes/config';
-import { closeServer, onShutdown, startOpsServer } from '@tes/http';
+import { ListenError, closeServer, listen, onShutdown, startOpsServer } from '@tes/http';
 import { createLogger } from '@tes/logger';
 import { createMetrics, httpMetrics, mountMetrics } from '@tes/metrics';
 import { Broker } from '@tes/messaging';
@@ -72,8 +72,8 @@ async function main(): Promise<void> {
     server.headersTimeout = 66_000;
     server.requestTimeout = 30_000;
   }
-  await new Promise<void>((r) => secure.listen(config.PORT, config.HOST, r));
-  await new Promise<void>((r) => plain.listen(config.HTTP_PORT, config.HOST, r));
+  await listen(secure, config.PORT, config.HOST, 'PORT');
+  await listen(plain, config.HTTP_PORT, config.HOST, 'HTTP_PORT');
   logger.info('public API listening', {
     https: `https://${config.HOST}:${(secure.address() as AddressInfo).port}/v1`,
     http_rejecting: (plain.address() as AddressInfo).port,
@@ -101,8 +101,9 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  // A configuration problem found after parsing (e.g. an unreadable TLS file): its message, no stack.
-  if (err instanceof ConfigError) process.stderr.write(`${SERVICE}: ${err.message}\n`);
+  // A configuration problem found after parsing (e.g. an unreadable TLS file) or a port that
+  // cannot be listened on (`PORT 8443 is in use (EADDRINUSE)`): its message, no stack.
+  if (err instanceof ConfigError || err instanceof ListenError) process.stderr.write(`${SERVICE}: ${err.message}\n`);
   else process.stderr.write(`${SERVICE}: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { loadConfigOrExit } from '@tes/config';
-import { closeServer, onShutdown, startOpsServer } from '@tes/http';
+import { ListenError, closeServer, listen, onShutdown, startOpsServer } from '@tes/http';
 import { createLogger } from '@tes/logger';
 import { createMetrics, httpMetrics, mountMetrics } from '@tes/metrics';
 import { Broker } from '@tes/messaging';
@@ -14,6 +14,7 @@ import { createApp } from './http/app.js';
 import { Sweeper } from './jobs/sweeper.js';
 import { connectionChangedPublisher } from './messaging/connection-changed.publisher.js';
 import { consumeVaultRequests } from './messaging/vault-requests.consumer.js';
+import { ProviderCallError } from './providers/oauth-client.js';
 import { buildVault, loadSecrets } from './vault.js';
 
 const SERVICE = 'oauth-vault';
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
   publicApp.use(createApp(deps));
   const publicServer = http.createServer(publicApp);
   publicServer.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve) => publicServer.listen(config.PUBLIC_PORT, config.HOST, resolve));
+  await listen(publicServer, config.PUBLIC_PORT, config.HOST, 'PUBLIC_PORT');
   logger.info('public pages listening', { port: (publicServer.address() as AddressInfo).port, base_url: deps.settings.publicBaseUrl });
   const ops = await startOpsServer({
     port: config.OPS_PORT,
@@ -73,7 +74,11 @@ async function main(): Promise<void> {
   );
 }
 
-/** Counts token refreshes at the one place they happen: the OAuth client. */
+/**
+ * Counts token refreshes at the one place they happen: the OAuth client. `revoked`: the provider
+ * refused the grant for good (ProviderCallError permanent: invalid_grant, revoked or expired
+ * token, client rejected), so the connection is marked broken; `failed`: anything transient.
+ */
 function countRefreshes(oauth: VaultDeps['oauth'], count: (outcome: string) => void): void {
   const refresh = oauth.refresh.bind(oauth);
   oauth.refresh = async (...args: Parameters<typeof refresh>) => {
@@ -82,13 +87,18 @@ function countRefreshes(oauth: VaultDeps['oauth'], count: (outcome: string) => v
       count('refreshed');
       return tokens;
     } catch (err) {
-      count('failed');
+      count(err instanceof ProviderCallError && err.permanent ? 'revoked' : 'failed');
       throw err;
     }
   };
 }
 
 main().catch((err: unknown) => {
+  // A port that cannot be listened on (`PUBLIC_PORT 8093 is in use (EADDRINUSE)`): one line, no stack.
+  if (err instanceof ListenError) {
+    process.stderr.write(`${SERVICE}: ${err.message}\n`);
+    process.exit(1);
+  }
   const text = err instanceof VaultConfigError ? err.message : err instanceof Error ? err.stack : String(err);
   process.stderr.write(`${SERVICE}: failed to start: ${text}\n`);
   process.exit(1);

@@ -1,5 +1,5 @@
 import { loadConfigOrExit } from '@tes/config';
-import { closeServer, onShutdown, startOpsServer } from '@tes/http';
+import { ListenError, closeServer, onShutdown, startOpsServer } from '@tes/http';
 import { createLogger } from '@tes/logger';
 import { createMetrics, mountMetrics } from '@tes/metrics';
 import { Broker } from '@tes/messaging';
@@ -39,6 +39,7 @@ async function main(): Promise<void> {
     tools,
     logger,
     stepTimeoutMs: config.STEP_TIMEOUT_MS,
+    stallGiveUpAfterMs: config.STALL_GIVE_UP_AFTER_MS,
     relay: outboxRelay(broker, (status) => metrics.tasksTotal.inc({ status })),
     llm,
   });
@@ -66,6 +67,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`${SERVICE}: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+  // A port that cannot be listened on (`OPS_PORT 8090 is in use (EADDRINUSE)`): one line, no stack.
+  if (err instanceof ListenError) process.stderr.write(`${SERVICE}: ${err.message}\n`);
+  else process.stderr.write(`${SERVICE}: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });

@@ -1,5 +1,5 @@
 import { loadConfigOrExit } from '@tes/config';
-import { closeServer, onShutdown, startOpsServer } from '@tes/http';
+import { ListenError, closeServer, onShutdown, startOpsServer } from '@tes/http';
 import { createLogger } from '@tes/logger';
 import { createMetrics, mountMetrics } from '@tes/metrics';
 import { SERVICE, startDispatcher } from './app.js';
@@ -29,6 +29,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`${SERVICE}: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+  // A port that cannot be listened on (`OPS_PORT 8094 is in use (EADDRINUSE)`): one line, no stack.
+  if (err instanceof ListenError) process.stderr.write(`${SERVICE}: ${err.message}\n`);
+  else process.stderr.write(`${SERVICE}: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });
