@@ -10,7 +10,10 @@
  * - ordered: BENCH_ORDERED_TASKS tasks of four events each (created, progress, progress,
  *   completed), published in version order; every task's webhooks must arrive in version order;
  * - mixed (R = 1 and the highest R): 10 % of the endpoints answer after 1 s, 20 % fail each
- *   event once; healthy endpoints' latency against the all-healthy run.
+ *   event once; healthy endpoints' latency against the all-healthy run;
+ * - slow: BENCH_SLOW_EVENTS (600) events to endpoints that all answer after 1 s. Deliveries are
+ *   then bound by the deliveries a replica keeps in flight (DELIVERY_CONCURRENCY), not by CPU:
+ *   the case where adding replicas must add throughput, even on this 2-core machine.
  * Each run reports the deliveries each replica made (its `webhook_attempts_total`), the database
  * commands per delivery (`webhook_dispatcher_db_commands_total`, with `monitorCommands=true` in
  * MONGO_URL), and the CPU time of the dispatchers, the database (FerretDB and its PostgreSQL
@@ -39,7 +42,8 @@ const EVENTS = Number(process.env['BENCH_EVENTS'] ?? 5000);
 const ORDERED_TASKS = Number(process.env['BENCH_ORDERED_TASKS'] ?? 500);
 const ENDPOINTS = Number(process.env['BENCH_ENDPOINTS'] ?? 20);
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 1);
-const PHASES = new Set((process.env['BENCH_PHASES'] ?? 'healthy,ordered,mixed').split(','));
+const PHASES = new Set((process.env['BENCH_PHASES'] ?? 'healthy,ordered,mixed,slow').split(','));
+const SLOW_EVENTS = Number(process.env['BENCH_SLOW_EVENTS'] ?? 600);
 const EXTRA_ENV = Object.fromEntries(
   (process.env['BENCH_DISPATCHER_ENV'] ?? '')
     .split(',')
@@ -514,6 +518,13 @@ async function main(): Promise<void> {
           entry['mixed_10pct_slow_20pct_fail_once'] = mixed;
           if (healthy) entry['healthy_p99_ratio'] = Math.round((mixed.healthy_latency_ms.p99 / healthy.healthy_latency_ms.p99) * 100) / 100;
         }
+        if (PHASES.has('slow')) {
+          const slowAccounts = configure(d, receiver, `s${r}`, () => '/slow');
+          const slowRuns: FanoutResult[] = [];
+          for (let i = 0; i < RUNS; i++) slowRuns.push(await fanout(d, receiver, slowAccounts, SLOW_EVENTS, `s${r}r${i}`));
+          entry['all_slow_1s'] = medianOf(slowRuns);
+          log(`${r} replica(s), all endpoints slow (1 s): ${JSON.stringify(entry['all_slow_1s'])}`);
+        }
         results[`${r}_replica${r > 1 ? 's' : ''}`] = entry;
       } finally {
         await d.close();
@@ -525,7 +536,14 @@ async function main(): Promise<void> {
   const report = {
     started_at: new Date().toISOString(),
     machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version },
-    settings: { events: EVENTS, ordered_tasks: ORDERED_TASKS, endpoints: ENDPOINTS, runs: RUNS, dispatcher_env: EXTRA_ENV },
+    settings: {
+      events: EVENTS,
+      slow_events: SLOW_EVENTS,
+      ordered_tasks: ORDERED_TASKS,
+      endpoints: ENDPOINTS,
+      runs: RUNS,
+      dispatcher_env: EXTRA_ENV,
+    },
     results,
   };
   mkdirSync(path.join(REPO_ROOT, 'bench', 'results'), { recursive: true });

@@ -99,11 +99,13 @@ export function median(values: number[]): number {
 
 /** The median of each field over several runs. */
 export function medianSummary(runs: LatencySummary[]): LatencySummary {
+  // The median of an even number of runs is a mean: rounded like summarize's figures.
+  const m = (xs: number[]) => Math.round(median(xs) * 100) / 100;
   return {
-    count: median(runs.map((r) => r.count)),
-    p50: median(runs.map((r) => r.p50)),
-    p99: median(runs.map((r) => r.p99)),
-    p999: median(runs.map((r) => r.p999)),
-    max: median(runs.map((r) => r.max)),
+    count: m(runs.map((r) => r.count)),
+    p50: m(runs.map((r) => r.p50)),
+    p99: m(runs.map((r) => r.p99)),
+    p999: m(runs.map((r) => r.p999)),
+    max: m(runs.map((r) => r.max)),
   };
 }
