@@ -67,7 +67,7 @@ describe('walking skeleton', () => {
     expect(Number.isInteger(trace.json.total_duration_ms)).toBe(true);
   });
 
-  it('carries the request id through every hop: orchestrator, executor and dispatcher log lines', async () => {
+  it('carries the request id through every hop: gateway, orchestrator, executor and dispatcher log lines', async () => {
     const requestId = `req_e2e_corr_${Date.now()}`;
     const created = await request('POST', `${stack.baseUrl}/tasks`, {
       headers: { ...auth(), 'x-request-id': requestId },
@@ -75,9 +75,56 @@ describe('walking skeleton', () => {
     });
     expect(created.status).toBe(201);
     expect(created.headers['x-request-id']).toBe(requestId);
-    for (const name of ['task-orchestrator', 'executor', 'webhook-dispatcher'] as const) {
+    for (const name of ['gateway', 'task-orchestrator', 'executor', 'webhook-dispatcher'] as const) {
       await waitFor(() => stack.procs.get(name)?.output().includes(requestId), { what: `${name} logging ${requestId}`, timeoutMs: 20_000 });
     }
+  });
+
+  it('carries the request id of a cancel and a trace to the service that answers, and logs each request in the gateway', async () => {
+    const created = await request('POST', `${stack.baseUrl}/tasks`, { headers: auth(), body: { prompt: 'Echo "cancel me"' } });
+    expect(created.status).toBe(201);
+    const id = created.json.id as string;
+    const cancelId = `req_e2e_cancel_${Date.now()}`;
+    const cancel = await request('POST', `${stack.baseUrl}/tasks/${id}/cancel`, { headers: { ...auth(), 'x-request-id': cancelId } });
+    // Cancelled while running, or 409 task_already_complete if the echo won: the orchestrator decided either way.
+    expect([200, 409]).toContain(cancel.status);
+    expect(cancel.headers['x-request-id']).toBe(cancelId);
+    const traceId = `req_e2e_trace_${Date.now()}`;
+    const trace = await request('GET', `${stack.baseUrl}/tasks/${id}/trace`, { headers: { ...auth(), 'x-request-id': traceId } });
+    expect(trace.status).toBe(200);
+
+    const logLines = (name: 'gateway' | 'task-orchestrator' | 'executor') =>
+      (stack.procs.get(name)?.output() ?? '').split('\n').flatMap((l) => {
+        try {
+          return [JSON.parse(l) as Record<string, unknown>];
+        } catch {
+          return [];
+        }
+      });
+    const handled = (name: 'task-orchestrator' | 'executor', type: string, correlationId: string) =>
+      logLines(name).find((l) => l['type'] === type && l['correlation_id'] === correlationId);
+    await waitFor(() => handled('task-orchestrator', 'task.cancel', cancelId), {
+      what: `orchestrator logging ${cancelId}`,
+      timeoutMs: 10_000,
+    });
+    await waitFor(() => handled('executor', 'trace.get', traceId), { what: `executor logging ${traceId}`, timeoutMs: 10_000 });
+
+    const finished = (requestId: string) =>
+      logLines('gateway').find((l) => l['message'] === 'request finished' && l['request_id'] === requestId);
+    const [cancelLine, traceLine] = await waitFor(
+      () => {
+        const [c, t] = [finished(cancelId), finished(traceId)];
+        return c && t ? [c, t] : undefined;
+      },
+      { what: 'the gateway request lines', timeoutMs: 10_000 },
+    );
+    expect(cancelLine).toMatchObject({ level: 'info', method: 'POST', path: `/v1/tasks/${id}/cancel`, status: cancel.status });
+    expect(traceLine).toMatchObject({ level: 'info', method: 'GET', path: `/v1/tasks/${id}/trace`, status: 200 });
+    for (const l of [cancelLine, traceLine]) {
+      expect(l).toMatchObject({ account_id: account.account_id, duration_ms: expect.any(Number) });
+      expect(JSON.stringify(l)).not.toMatch(/authorization|Bearer/i);
+    }
+    expect(stack.procs.get('gateway')?.output()).not.toContain(account.api_keys.test);
   });
 
   it('keeps test and live keys in separate worlds', async () => {

@@ -1,4 +1,5 @@
 export * from './request-id.js';
+export * from './request-log.js';
 export * from './errors.js';
 export * from './validate.js';
 export * from './ops.js';

@@ -297,10 +297,21 @@ export class Broker {
       consumer: attachment,
       reply: (body) => this.sendReply(msg, body),
     };
+    const started = performance.now();
     try {
       await reg.handler(delivery);
       this.attempts.delete(envelope.id);
       safe(() => ch.ack(msg));
+      // One line per request/reply handled, under the requester's correlation id (an API request id).
+      if (msg.properties.replyTo) {
+        log.info('request handled', {
+          queue: reg.queue.name,
+          type: parsed.type,
+          message_id: envelope.id,
+          correlation_id: envelope.correlation_id,
+          duration_ms: Math.round(performance.now() - started),
+        });
+      }
     } catch (err) {
       const poison = err instanceof PoisonMessageError || err instanceof MessageValidationError;
       const n = (this.attempts.get(envelope.id) ?? 0) + 1;

@@ -17,6 +17,8 @@ export interface RunStepDeps {
   logger: Logger;
   settings: EngineSettings;
   broker?: Broker | undefined;
+  /** The correlation id of the step.run message: carried on the step's requests to the vault. */
+  correlationId?: string | undefined;
 }
 
 /** The step could not run for want of data (fewer items than planned, an upstream skip): recorded as skipped. */
@@ -182,7 +184,7 @@ async function execute(step: StepRun, deps: RunStepDeps): Promise<Record<string,
   const ctx: ToolContext = {
     step,
     signal: controller.signal,
-    env: { settings: deps.settings, logger: deps.logger, sandbox: deps.sandbox, broker: deps.broker },
+    env: { settings: deps.settings, logger: deps.logger, sandbox: deps.sandbox, broker: deps.broker, correlationId: deps.correlationId },
   };
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {

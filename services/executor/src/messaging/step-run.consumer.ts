@@ -18,7 +18,7 @@ export async function consumeStepRuns(
         step_index: step.step_index,
         correlation_id: delivery.envelope.correlation_id,
       });
-      const result = await runStep(step, { ...deps, logger, broker });
+      const result = await runStep(step, { ...deps, logger, broker, correlationId: delivery.envelope.correlation_id });
       if (!result) return; // another executor holds the step; it will answer
       logger.info('step finished', { tool: step.tool, action: step.action, outcome: result.outcome, duration_ms: result.duration_ms });
       onStep?.(step, result.outcome, result.duration_ms / 1000);

@@ -36,7 +36,7 @@ export async function accessToken(ctx: ToolContext, service: string, scopes: rea
         task_id: step.task_id,
         ...(forceRefresh ? { force_refresh: true } : {}),
       },
-      { timeoutMs: env.settings.vaultTimeoutMs },
+      { timeoutMs: env.settings.vaultTimeoutMs, ...(env.correlationId ? { correlationId: env.correlationId } : {}) },
     );
   } catch (err) {
     throw new TransientError(`credential vault unavailable: ${(err as Error).message}`);

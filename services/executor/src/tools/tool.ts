@@ -55,6 +55,8 @@ export interface ToolEnv {
   sandbox: SandboxRepository;
   /** For credential.get to the oauth-vault; live steps of connected services need it. */
   broker?: Broker | undefined;
+  /** The step's correlation id (the API request id of its task), sent on credential.get. */
+  correlationId?: string | undefined;
 }
 
 export interface ToolContext {

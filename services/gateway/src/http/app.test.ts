@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { memoryLogger } from '@tes/testing';
+import { memoryLogger, waitFor } from '@tes/testing';
 import type { Broker } from '@tes/messaging';
 import { buildOpenApiDocument } from '../openapi/openapi.js';
 import { generateApiKey, hashApiKey } from '../domain/api-key.js';
@@ -39,10 +39,33 @@ describe('public API app', () => {
         : { key: null, account: null };
     },
   } as unknown as AccountRepository;
-  const views = { get: async () => null, list: async () => [] } as unknown as TaskViewRepository;
+  /** task_seen exists (cancel and trace get as far as asking); any other task is unknown. */
+  const views = {
+    get: async (id: string) =>
+      id === 'task_seen' ? { _id: id, account_id: 'acct_1', environment: 'test', status: 'running', version: 1 } : null,
+    list: async () => [],
+    apply: async () => undefined,
+  } as unknown as TaskViewRepository;
+  /** What the app asked of the other services, with each request's correlation id. */
+  const asked: { type: string; correlationId: string | undefined }[] = [];
+  const replies: Record<string, object> = {
+    'task.create': { ok: true, version: 1, task: { id: 'task_new', status: 'running', tool: 'text', created_at: '2026-01-01T00:00:00Z' } },
+    'task.cancel': { ok: true, version: 2, task: { id: 'task_seen', status: 'cancelled', cancelled_at: '2026-01-01T00:00:00Z' } },
+    'trace.get': { ok: true, trace: { task_id: 'task_seen', steps: [], total_duration_ms: 0 } },
+    'connections.list': { ok: true, connections: [] },
+    'settings_link.create': { ok: true, url: 'https://vault.example/settings?token=t', expires_at: '2026-01-01T00:00:00Z' },
+    'tool.register': { ok: true, tool: { name: 'my_tool' }, created: true },
+    'tool.list': { ok: true, tools: [{ name: 'my_tool' }] },
+  };
+  const broker = {
+    request: async (type: string, _data: unknown, opts: { correlationId?: string }) => {
+      asked.push({ type, correlationId: opts.correlationId });
+      return replies[type] ?? { ok: true };
+    },
+  } as unknown as Broker;
   const rateLimits = { acquire: async () => decision } as unknown as RateLimitRepository;
   const app = createApp({
-    broker: {} as Broker,
+    broker,
     accounts,
     views,
     rateLimits,
@@ -175,5 +198,61 @@ describe('public API app', () => {
     }
     const fine = await call('GET', '/v1/tasks?limit=100&offset=0&status=running', { headers: auth });
     expect(fine.json).toEqual({ data: [], has_more: false });
+  });
+
+  it('asks the other services under the request id as correlation id, on every route that asks', async () => {
+    const manifest = {
+      name: 'my_tool',
+      description: 'a tool',
+      base_url: 'https://api.example.com',
+      actions: [{ name: 'list_things', description: 'lists', method: 'GET', path: '/things', input_schema: { type: 'object' } }],
+    };
+    const json = { ...auth, 'content-type': 'application/json' };
+    const cases: [string, string, number, string[], string?][] = [
+      ['POST', '/v1/tasks', 201, ['task.create'], JSON.stringify({ prompt: 'Echo "x"' })],
+      ['POST', '/v1/tasks/task_seen/cancel', 200, ['task.cancel']],
+      ['GET', '/v1/tasks/task_seen/trace', 200, ['trace.get']],
+      ['GET', '/v1/users/u1/connections', 200, ['connections.list']],
+      ['DELETE', '/v1/users/u1/connections/github', 204, ['connection.revoke']],
+      ['POST', '/v1/users/u1/settings_link', 201, ['settings_link.create']],
+      ['POST', '/v1/tools', 201, ['provider.delete', 'tool.register'], JSON.stringify(manifest)],
+      ['GET', '/v1/tools', 200, ['tool.list']],
+      ['GET', '/v1/tools/my_tool', 200, ['tool.list']],
+      ['DELETE', '/v1/tools/my_tool', 204, ['tool.delete', 'provider.delete']],
+    ];
+    for (const [i, [method, path, status, types, body]] of cases.entries()) {
+      const id = `req_unit_corr_${i}`;
+      asked.length = 0;
+      const r = await call(method, path, { headers: { ...json, 'x-request-id': id }, ...(body !== undefined ? { body } : {}) });
+      expect([method, path, r.status]).toEqual([method, path, status]);
+      expect([method, path, asked]).toEqual([method, path, types.map((type) => ({ type, correlationId: id }))]);
+    }
+  });
+
+  it('logs one line per request once answered, with the account when known and never the key', async () => {
+    const before = lines().length;
+    const ok = await call('GET', '/v1/tasks?limit=5', { headers: { ...auth, 'x-request-id': 'req_unit_log_ok' } });
+    const anon = await call('GET', '/v1/tasks', { headers: { 'x-request-id': 'req_unit_log_anon' } });
+    expect([ok.status, anon.status]).toEqual([200, 401]);
+    const finished = () =>
+      lines()
+        .slice(before)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l['message'] === 'request finished');
+    const logged = await waitFor(() => finished().length >= 2 && finished(), { what: 'two request lines', timeoutMs: 2000 });
+    expect(logged).toEqual([
+      expect.objectContaining({
+        level: 'info',
+        method: 'GET',
+        path: '/v1/tasks',
+        status: 200,
+        request_id: 'req_unit_log_ok',
+        account_id: 'acct_1',
+      }),
+      expect.objectContaining({ level: 'info', method: 'GET', path: '/v1/tasks', status: 401, request_id: 'req_unit_log_anon' }),
+    ]);
+    expect(logged[1]).not.toHaveProperty('account_id');
+    for (const l of logged) expect(typeof l['duration_ms']).toBe('number');
+    expect(lines().slice(before).join('\n')).not.toMatch(/authorization|Bearer|pk_test_/i);
   });
 });

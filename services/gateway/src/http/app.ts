@@ -1,13 +1,13 @@
 import express, { type RequestHandler } from 'express';
 import type { Logger } from '@tes/logger';
 import type { Broker } from '@tes/messaging';
-import { errorMiddleware, methods, notFound, requestId } from '@tes/http';
+import { errorMiddleware, methods, notFound, requestId, requestLog } from '@tes/http';
 import type { AccountRepository } from '../store/account.repository.js';
 import type { IdempotencyRepository } from '../store/idempotency.repository.js';
 import type { RateLimitRepository } from '../store/rate-limit.repository.js';
 import type { TaskViewRepository } from '../store/task-view.repository.js';
 import { buildOpenApiDocument } from '../openapi/openapi.js';
-import { authenticate } from './auth.js';
+import { authenticate, type AuthContext } from './auth.js';
 import { rateLimit } from './rate-limit.js';
 import { createTaskRoute } from './routes/tasks/create-task.route.js';
 import { getTaskRoute } from './routes/tasks/get-task.route.js';
@@ -55,6 +55,8 @@ export function createApp(deps: AppDeps): express.Express {
   app.set('query parser', 'simple');
   if (deps.httpMetrics) app.use(deps.httpMetrics);
   app.use(requestId());
+  // One line per request once answered; the account once authentication has found it.
+  app.use(requestLog(deps.logger, { accountId: (res) => (res.locals['auth'] as AuthContext | undefined)?.account._id }));
 
   const guard: RequestHandler[] = [
     authenticate(deps.accounts),

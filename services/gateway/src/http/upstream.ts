@@ -1,6 +1,35 @@
+import type { Response } from 'express';
+import type { MessageDataMap, MessageType, TaskReply } from '@tes/contracts';
 import { AppError, isApiErrorCode } from '@tes/errors';
-import { BrokerUnavailableError, RequestTimeoutError } from '@tes/messaging';
-import type { TaskReply } from '@tes/contracts';
+import { requestIdOf } from '@tes/http';
+import { BrokerUnavailableError, RequestTimeoutError, type Broker } from '@tes/messaging';
+
+/** How an API request asks another service: its broker, how long it waits, and its request id as the correlation id. */
+export interface Upstream {
+  broker: Broker;
+  timeoutMs: number;
+  correlationId?: string;
+}
+
+/** The Upstream of the API request answered by `res`: its X-Request-Id travels as every message's correlation id. */
+export function upstreamOf(deps: { broker: Broker; timeoutMs: number }, res: Response): Upstream {
+  const id = requestIdOf(res);
+  return { broker: deps.broker, timeoutMs: deps.timeoutMs, ...(id ? { correlationId: id } : {}) };
+}
+
+/**
+ * Request/reply to the service that owns `type`, under the caller's correlation id. Every
+ * gateway → service request goes through here; an unreachable back end is 503 (upstreamError).
+ */
+export function ask<T extends MessageType>(u: Upstream, type: T, data: MessageDataMap[T], partitionKey?: string): Promise<unknown> {
+  return u.broker
+    .request(type, data, {
+      timeoutMs: u.timeoutMs,
+      ...(u.correlationId ? { correlationId: u.correlationId } : {}),
+      ...(partitionKey !== undefined ? { partitionKey } : {}),
+    })
+    .catch(upstreamError);
+}
 
 /** Turns a failed request/reply into the API's answer: 503 for an unreachable back end. */
 export function upstreamError(err: unknown): never {

@@ -27,17 +27,19 @@ export async function consumeVaultRequests(broker: Broker, deps: VaultDeps, pref
   await broker.consume(
     QUEUES.vaultRequests,
     async (d) => {
-      const log = deps.logger.child({ type: d.type, message_id: d.envelope.id });
+      // The requester's correlation id (the API request id, or the step's) is on every line; tokens never are (the logger redacts).
+      const log = deps.logger.child({ type: d.type, message_id: d.envelope.id, correlation_id: d.envelope.correlation_id });
       const data = d.data as Partial<CredentialGet>;
       log.debug('vault request', { service: data.service, task_id: data.task_id, account_id: data.account_id });
+      const scoped: VaultDeps = { ...deps, logger: log }; // the use cases' own lines carry it too
       try {
         switch (d.type) {
           case 'credential.get':
-            return await d.reply(await getCredential(d.data as CredentialGet, deps));
+            return await d.reply(await getCredential(d.data as CredentialGet, scoped));
           case 'connections.list':
-            return await d.reply({ ok: true, connections: await listConnections(d.data as ConnectionsList, deps) });
+            return await d.reply({ ok: true, connections: await listConnections(d.data as ConnectionsList, scoped) });
           case 'connection.revoke': {
-            const r = await revokeConnection(d.data as ConnectionRevoke, deps);
+            const r = await revokeConnection(d.data as ConnectionRevoke, scoped);
             return await d.reply(r.ok ? { ok: true } : r);
           }
           case 'settings_link.create': {
@@ -48,9 +50,9 @@ export async function consumeVaultRequests(broker: Broker, deps: VaultDeps, pref
             return await d.reply({ ok: true, url, expires_at: expiresAt.toISOString() });
           }
           case 'provider.register':
-            return await d.reply(await registerProvider(d.data as ProviderRegister, deps));
+            return await d.reply(await registerProvider(d.data as ProviderRegister, scoped));
           case 'provider.delete':
-            return await d.reply(await deleteProvider(d.data as ProviderDelete, deps));
+            return await d.reply(await deleteProvider(d.data as ProviderDelete, scoped));
           default:
             return undefined;
         }

@@ -4,20 +4,14 @@ import type { Broker } from '@tes/messaging';
 import type { TaskViewRepository } from '../../../store/task-view.repository.js';
 import { authOf } from '../../auth.js';
 import { taskIdParam } from './task-id.js';
-import { unwrapReply, upstreamError } from '../../upstream.js';
+import { ask, unwrapReply, upstreamOf } from '../../upstream.js';
 
 /** POST /v1/tasks/:task_id/cancel: decided by the orchestrator, the task's single writer. */
 export function cancelTaskRoute(deps: { broker: Broker; views: TaskViewRepository; timeoutMs: number }): RequestHandler {
   return async (req, res) => {
     const { account, environment } = authOf(res);
     const id = taskIdParam(req);
-    const reply = await deps.broker
-      .request(
-        'task.cancel',
-        { task_id: id, account_id: account._id, environment },
-        { partitionKey: account._id, timeoutMs: deps.timeoutMs },
-      )
-      .catch(upstreamError);
+    const reply = await ask(upstreamOf(deps, res), 'task.cancel', { task_id: id, account_id: account._id, environment }, account._id);
     const task = unwrapReply(reply) as unknown as CancelledTask;
     const version = Number((reply as { version?: number }).version ?? 0);
     // Read-your-writes: the cancelled state is visible to the next GET, before the event lands.

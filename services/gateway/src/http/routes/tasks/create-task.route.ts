@@ -7,7 +7,7 @@ import type { TaskViewRepository } from '../../../store/task-view.repository.js'
 import { authOf } from '../../auth.js';
 import { concurrentTasks } from '../../../domain/rate-window.js';
 import { idempotent, type IdempotencyDeps } from '../../idempotency.js';
-import { unwrapReply, upstreamError } from '../../upstream.js';
+import { ask, unwrapReply, upstreamOf } from '../../upstream.js';
 
 /** Spec 8.1: counted in Unicode code points, so an emoji (one astral code point) is one character. */
 export function promptLength(prompt: string): number {
@@ -37,23 +37,22 @@ export function createTaskRoute(deps: {
     const scope = { accountId: account._id, environment, key: req.get('idempotency-key'), body };
     await idempotent(deps.idempotency, scope, res, async (taskId) => {
       const metadata = (body.metadata ?? {}) as Record<string, unknown>;
-      const reply = await deps.broker
-        .request(
-          'task.create',
-          {
-            task_id: taskId,
-            account_id: account._id,
-            environment,
-            prompt: body.prompt,
-            user_id: body.user_id ?? null,
-            metadata,
-            mode: body.mode ?? 'live',
-            created_at: isoNow(),
-            concurrency_limit: concurrentTasks(account),
-          },
-          { partitionKey: account._id, timeoutMs: deps.timeoutMs, correlationId: res.locals['requestId'] as string },
-        )
-        .catch(upstreamError);
+      const reply = await ask(
+        upstreamOf(deps, res),
+        'task.create',
+        {
+          task_id: taskId,
+          account_id: account._id,
+          environment,
+          prompt: body.prompt,
+          user_id: body.user_id ?? null,
+          metadata,
+          mode: body.mode ?? 'live',
+          created_at: isoNow(),
+          concurrency_limit: concurrentTasks(account),
+        },
+        account._id,
+      );
       const task = unwrapReply(reply) as unknown as CreatedTask;
       await deps.views.apply({
         _id: task.id,

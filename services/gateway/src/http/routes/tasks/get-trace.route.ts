@@ -5,7 +5,7 @@ import type { Broker } from '@tes/messaging';
 import type { TaskViewRepository } from '../../../store/task-view.repository.js';
 import { authOf } from '../../auth.js';
 import { taskIdParam } from './task-id.js';
-import { upstreamError } from '../../upstream.js';
+import { ask, upstreamOf } from '../../upstream.js';
 
 /** GET /v1/tasks/:task_id/trace: the executor owns the trace; 404 as for get. */
 export function getTraceRoute(deps: { broker: Broker; views: TaskViewRepository; timeoutMs: number }): RequestHandler {
@@ -14,9 +14,7 @@ export function getTraceRoute(deps: { broker: Broker; views: TaskViewRepository;
     const id = taskIdParam(req);
     const view = await deps.views.get(id, account._id, environment);
     if (!view) throw new AppError('task_not_found', `No task ${id}`);
-    const reply = await deps.broker
-      .request('trace.get', { task_id: id, account_id: account._id, environment }, { timeoutMs: deps.timeoutMs })
-      .catch(upstreamError);
+    const reply = await ask(upstreamOf(deps, res), 'trace.get', { task_id: id, account_id: account._id, environment });
     const r = reply as { ok?: boolean; trace?: TaskTrace; error?: { code?: string; message?: string } };
     if (r.ok !== true || !r.trace) {
       const code = r.error?.code;

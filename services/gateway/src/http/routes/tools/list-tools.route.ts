@@ -1,15 +1,13 @@
 import type { RequestHandler } from 'express';
 import { AppError } from '@tes/errors';
 import type { Broker } from '@tes/messaging';
-import { authOf } from '../../auth.js';
-import { listTools } from './tool-commands.js';
+import { listTools, toolScope } from './tool-commands.js';
 import { toolName } from './tool-manifest.js';
 
 /** GET /v1/tools → {data: [tool], has_more: false}: the custom tools of the key's environment, by name. */
 export function listToolsRoute(deps: { broker: Broker; timeoutMs: number }): RequestHandler {
   return async (_req, res) => {
-    const { account, environment } = authOf(res);
-    res.json({ data: await listTools(deps.broker, { accountId: account._id, environment, timeoutMs: deps.timeoutMs }), has_more: false });
+    res.json({ data: await listTools(deps.broker, toolScope(deps, res)), has_more: false });
   };
 }
 
@@ -17,10 +15,7 @@ export function listToolsRoute(deps: { broker: Broker; timeoutMs: number }): Req
 export function getToolRoute(deps: { broker: Broker; timeoutMs: number }): RequestHandler {
   return async (req, res) => {
     const name = toolName(req);
-    const { account, environment } = authOf(res);
-    const tool = (await listTools(deps.broker, { accountId: account._id, environment, timeoutMs: deps.timeoutMs })).find(
-      (t) => t.name === name,
-    );
+    const tool = (await listTools(deps.broker, toolScope(deps, res))).find((t) => t.name === name);
     if (!tool) throw new AppError('not_found', `No tool ${name}`);
     res.json(tool);
   };

@@ -1,14 +1,27 @@
+import type { Response } from 'express';
 import type { Environment, ToolManifest, ToolView } from '@tes/contracts';
 import type { Broker } from '@tes/messaging';
-import { upstreamError } from '../../upstream.js';
+import { authOf } from '../../auth.js';
+import { ask, upstreamOf, type Upstream } from '../../upstream.js';
 import { toolReply, toolView } from './tool-manifest.js';
 
-/** Who a tool belongs to, and how long to wait for the owning services. */
+/** Who a tool belongs to, how long to wait for the owning services, and the correlation id of the asking request. */
 export interface ToolScope {
   accountId: string;
   environment: Environment;
   timeoutMs: number;
   correlationId?: string;
+}
+
+/** The scope of an API request: its key's account and environment, its request id as the correlation id. */
+export function toolScope(deps: { broker: Broker; timeoutMs: number }, res: Response): ToolScope {
+  const { account, environment } = authOf(res);
+  const { timeoutMs, correlationId } = upstreamOf(deps, res);
+  return { accountId: account._id, environment, timeoutMs, ...(correlationId ? { correlationId } : {}) };
+}
+
+function upstream(broker: Broker, s: ToolScope): Upstream {
+  return { broker, timeoutMs: s.timeoutMs, ...(s.correlationId ? { correlationId: s.correlationId } : {}) };
 }
 
 /**
@@ -18,24 +31,18 @@ export interface ToolScope {
  */
 export async function registerTool(broker: Broker, s: ToolScope, manifest: ToolManifest): Promise<{ tool: ToolView; created: boolean }> {
   const scope = { account_id: s.accountId, environment: s.environment };
-  const opts = { timeoutMs: s.timeoutMs, ...(s.correlationId ? { correlationId: s.correlationId } : {}) };
+  const u = upstream(broker, s);
   // A tool without OAuth has no provider: one left from an earlier registration is removed.
   const reply = manifest.oauth
-    ? await broker
-        .request('provider.register', { ...scope, service: manifest.name, display_name: manifest.name, ...manifest.oauth }, opts)
-        .catch(upstreamError)
-    : await broker.request('provider.delete', { ...scope, service: manifest.name }, opts).catch(upstreamError);
+    ? await ask(u, 'provider.register', { ...scope, service: manifest.name, display_name: manifest.name, ...manifest.oauth })
+    : await ask(u, 'provider.delete', { ...scope, service: manifest.name });
   toolReply(reply);
-  const registered = await broker
-    .request('tool.register', { ...scope, tool: toolView(manifest) }, { ...opts, partitionKey: s.accountId })
-    .catch(upstreamError);
+  const registered = await ask(u, 'tool.register', { ...scope, tool: toolView(manifest) }, s.accountId);
   return toolReply<{ tool: ToolView; created: boolean }>(registered);
 }
 
 export async function listTools(broker: Broker, s: ToolScope): Promise<ToolView[]> {
-  const reply = await broker
-    .request('tool.list', { account_id: s.accountId, environment: s.environment }, { partitionKey: s.accountId, timeoutMs: s.timeoutMs })
-    .catch(upstreamError);
+  const reply = await ask(upstream(broker, s), 'tool.list', { account_id: s.accountId, environment: s.environment }, s.accountId);
   return toolReply<{ tools: ToolView[] }>(reply).tools;
 }
 
@@ -46,9 +53,7 @@ export async function listTools(broker: Broker, s: ToolScope): Promise<ToolView[
  */
 export async function deleteTool(broker: Broker, s: ToolScope, name: string): Promise<void> {
   const scope = { account_id: s.accountId, environment: s.environment };
-  const reply = await broker
-    .request('tool.delete', { ...scope, name }, { partitionKey: s.accountId, timeoutMs: s.timeoutMs })
-    .catch(upstreamError);
-  toolReply(reply, name);
-  toolReply(await broker.request('provider.delete', { ...scope, service: name }, { timeoutMs: s.timeoutMs }).catch(upstreamError));
+  const u = upstream(broker, s);
+  toolReply(await ask(u, 'tool.delete', { ...scope, name }, s.accountId), name);
+  toolReply(await ask(u, 'provider.delete', { ...scope, service: name }));
 }

@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import type { ConnectionView } from '@tes/contracts';
 import type { Broker } from '@tes/messaging';
 import { authOf } from '../../auth.js';
-import { upstreamError, vaultReply } from '../../upstream.js';
+import { ask, upstreamOf, vaultReply } from '../../upstream.js';
 import { connectionParams } from './connection-params.js';
 
 /**
@@ -14,9 +14,7 @@ export function listConnectionsRoute(deps: { broker: Broker; timeoutMs: number }
   return async (req, res) => {
     const { user_id } = connectionParams(req);
     const { account, environment } = authOf(res);
-    const reply = await deps.broker
-      .request('connections.list', { account_id: account._id, environment, user_id }, { timeoutMs: deps.timeoutMs })
-      .catch(upstreamError);
+    const reply = await ask(upstreamOf(deps, res), 'connections.list', { account_id: account._id, environment, user_id });
     const { connections } = vaultReply<{ connections?: ConnectionView[] }>(reply);
     const data = (connections ?? []).map((c) => ({ service: c.service, scopes: c.scopes, status: c.status, connected_at: c.connected_at }));
     res.json({ data, has_more: false });

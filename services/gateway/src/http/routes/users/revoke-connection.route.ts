@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { Broker } from '@tes/messaging';
 import { authOf } from '../../auth.js';
-import { upstreamError, vaultReply } from '../../upstream.js';
+import { ask, upstreamOf, vaultReply } from '../../upstream.js';
 import { connectionParams } from './connection-params.js';
 
 /**
@@ -12,13 +12,12 @@ export function revokeConnectionRoute(deps: { broker: Broker; timeoutMs: number 
   return async (req, res) => {
     const { user_id, service } = connectionParams(req);
     const { account, environment } = authOf(res);
-    const reply = await deps.broker
-      .request(
-        'connection.revoke',
-        { account_id: account._id, environment, user_id, service: service ?? '' },
-        { timeoutMs: deps.timeoutMs },
-      )
-      .catch(upstreamError);
+    const reply = await ask(upstreamOf(deps, res), 'connection.revoke', {
+      account_id: account._id,
+      environment,
+      user_id,
+      service: service ?? '',
+    });
     vaultReply(reply, { notFound: `User ${user_id} has no ${service ?? ''} connection` });
     res.status(204).end();
   };
