@@ -17,10 +17,10 @@ FDB_DIR=$CACHE/ferretdb
 FDB=$FDB_DIR/ferretdb
 MONGOD_DIR=$CACHE/mongod
 PG_HOST=127.0.0.1 PG_PORT=5432
-# FerretDB keeps up to pool_max_conns PostgreSQL connections (its default, 50, is never released
-# when idle). An update holds two of them at once (its query and its write), so a pool that fills
-# up stalls every update for good; PostgreSQL's default max_connections (100) must also leave room
-# for the chaos suite's own FerretDB (test/chaos/infra.ts): 40 each, idle ones closed after 1 min.
+# FerretDB keeps up to pool_max_conns PostgreSQL connections (default 50, idle ones kept for pgx's
+# default 30 min). An update holds two of them at once (its query and its write), so a pool that
+# fills up stalls updates; PostgreSQL's default max_connections (100) must also leave room for the
+# chaos suite's own FerretDB (test/chaos/infra.ts): 40 each, idle ones closed after 1 min.
 PG_URL="postgres://postgres@$PG_HOST:$PG_PORT/ferretdb?pool_max_conns=40&pool_max_conn_idle_time=1m"
 read -r AMQP_HOST AMQP_PORT < <(url_hostport "$AMQP_URL" 5672)
 read -r MONGO_HOST MONGO_PORT < <(url_hostport "$MONGO_URL" 27017)
