@@ -40,10 +40,19 @@ const DATABASE_UNAVAILABLE = new Set([
   'MongoNetworkTimeoutError',
 ]);
 
+/**
+ * A socket to a dependency that broke mid-request. The MongoDB driver does not always wrap it: a
+ * write on a connection the server has just closed surfaces as Node's own EPIPE error (seen in the
+ * chaos suite while the MongoDB-wire server restarted). A service's sockets all lead to its own
+ * dependencies (database, broker, vault), never to the client, whose socket errors reach no handler.
+ */
+const SOCKET_BROKEN = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'ENOTCONN']);
+
 /** Our own database being unreachable is temporary: 503 with Retry-After, not 500. */
 function fromUnavailableDependency(err: unknown): AppError | undefined {
-  const name = (err as { name?: unknown } | null)?.name;
-  if (typeof name !== 'string' || !DATABASE_UNAVAILABLE.has(name)) return undefined;
+  const { name, code } = (err ?? {}) as { name?: unknown; code?: unknown };
+  const unavailable = (typeof name === 'string' && DATABASE_UNAVAILABLE.has(name)) || (typeof code === 'string' && SOCKET_BROKEN.has(code));
+  if (!unavailable) return undefined;
   return new AppError('temporarily_unavailable', 'The service is temporarily unavailable; retry shortly', {
     headers: { 'Retry-After': '1' },
   });
