@@ -16,6 +16,8 @@ import {
   type ReceivedRequest,
   type ServiceProcess,
 } from '@tes/testing';
+// The task events the orchestrator publishes, as the dispatcher's own tests build them.
+import { taskEvent } from '../../services/webhook-dispatcher/src/testing/fixtures.js';
 
 /**
  * "A dispatcher killed at any point loses nothing: the worst case is a duplicate with the same
@@ -95,29 +97,18 @@ describe('webhook-dispatcher killed at each crash point (real process, SIGKILL)'
   const receivedOf = (ids: Set<string>) => receiver.received.filter((r) => ids.has(String(r.headers['webhook-id'])));
 
   async function publishTasks(label: string): Promise<void> {
-    const now = new Date().toISOString();
     for (let v = 1; v <= KINDS.length; v++) {
       const kind = KINDS[v - 1] ?? 'created';
       await Promise.all(
         Array.from({ length: TASKS }, async (_, t) => {
           const taskId = `task_${label}_${t}`;
-          const task: TaskEvent['task'] = {
-            id: taskId,
-            account_id: account,
-            environment: 'test',
-            user_id: null,
-            status: kind === 'completed' ? 'complete' : 'running',
-            tool: 'text',
-            metadata: {},
-            created_at: now,
-            ...(kind === 'completed' ? { completed_at: now, result: { text: `done ${taskId}` } } : {}),
-          };
-          const event: TaskEvent = {
-            kind,
+          const event = taskEvent(kind, {
+            task: taskId,
+            account,
             version: v,
-            task,
-            ...(kind === 'progress' ? { progress: { step: `s${v}`, tool: 'text', message: `step ${v}`, progress_pct: v * 20 } } : {}),
-          };
+            result: { text: `done ${taskId}` },
+            progress: { step: `s${v}`, tool: 'text', message: `step ${v}`, progress_pct: v * 20 },
+          });
           await publisher.publish('task.event', event, { partitionKey: account, messageId: `evt_${taskId}_${v}` });
         }),
       );
