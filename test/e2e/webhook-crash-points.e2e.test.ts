@@ -17,7 +17,7 @@ import {
   type ServiceProcess,
 } from '@tes/testing';
 // The task events the orchestrator publishes, as the dispatcher's own tests build them.
-import { taskEvent } from '../../services/webhook-dispatcher/src/testing/fixtures.js';
+import { FAST_ENV, taskEvent } from '../../services/webhook-dispatcher/src/testing/fixtures.js';
 
 /**
  * "A dispatcher killed at any point loses nothing: the worst case is a duplicate with the same
@@ -57,11 +57,8 @@ describe('webhook-dispatcher killed at each crash point (real process, SIGKILL)'
       AMQP_NAMESPACE: ns,
       OPS_PORT: String(port),
       LOG_LEVEL: 'info',
-      POLL_INTERVAL_MS: '100',
-      // A 3 s lease: a crashed holder's attempt is taken over 3 s after its claim.
-      WEBHOOK_TIMEOUT_MS: '2000',
-      CLAIM_MARGIN_MS: '1000',
-      WEBHOOK_RETRY_SCHEDULE_MS: '200,200,200,200',
+      // Compressed schedule; a 3 s lease: a crashed holder's attempt is taken over 3 s after its claim.
+      ...FAST_ENV,
       ...extra,
     });
     procs.push(proc);

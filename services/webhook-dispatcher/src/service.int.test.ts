@@ -26,7 +26,7 @@ import {
   type ServiceProcess,
 } from '@tes/testing';
 import { createRepositories, type Repositories } from './store/repositories.js';
-import { b64Hmac, deleteTopology, dropDatabase, hexHmac, taskEvent, webhookOf } from './testing/fixtures.js';
+import { FAST_ENV, b64Hmac, deleteTopology, dropDatabase, hexHmac, taskEvent, webhookOf } from './testing/fixtures.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
@@ -49,10 +49,7 @@ describe('webhook-dispatcher as a process', () => {
       AMQP_NAMESPACE: ns,
       OPS_PORT: String(port),
       LOG_LEVEL: 'info',
-      POLL_INTERVAL_MS: '100',
-      WEBHOOK_TIMEOUT_MS: '2000',
-      CLAIM_MARGIN_MS: '1000',
-      WEBHOOK_RETRY_SCHEDULE_MS: '200,200,200,200',
+      ...FAST_ENV,
       SHUTDOWN_TIMEOUT_MS: '5000',
       ...extraEnv,
     });
