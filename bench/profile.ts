@@ -11,11 +11,12 @@
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { MONGO_URL, admin, startStack, type ServiceName, type Stack } from '@tes/testing';
+import { MONGO_URL, startStack, type ServiceName, type Stack } from '@tes/testing';
 import { summarizeProfile } from './lib/cpuprofile.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { keepAliveClient } from './lib/http-client.js';
 import { openLoad, summarize } from './lib/load.js';
+import { benchAccountKeys } from './lib/accounts.js';
 import { startWebhookReceiver } from './lib/receiver.js';
 
 const DIR = path.resolve(process.env['BENCH_PROFILE'] ?? 'bench/results/profile');
@@ -113,19 +114,7 @@ async function main(): Promise<void> {
   let cpuAfter = cpuBefore;
   const lines: string[] = [];
   try {
-    const keys: string[] = [];
-    for (let i = 0; i < 8; i++) {
-      const account = (await admin(['accounts', 'create', '--name', `prof${i}`, '--plan', 'enterprise'], stack.adminEnv)) as {
-        account_id: string;
-        api_keys: { test: string };
-      };
-      await admin(['accounts', 'set-limits', account.account_id, '--rpm', '100000000', '--concurrency', '1000000'], stack.adminEnv);
-      await admin(
-        ['webhooks', 'set', '--account', account.account_id, '--env', 'test', '--url', `${receiver.base}/ok/main`],
-        stack.adminEnv,
-      );
-      keys.push(account.api_keys.test);
-    }
+    const keys = await benchAccountKeys(stack, 'prof', `${receiver.base}/ok/main`);
     let turn = 0;
     const body = JSON.stringify({ prompt: 'Echo "bench"' });
     const created = new Map<string, number>();

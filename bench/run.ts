@@ -11,6 +11,7 @@ import { Broker } from '@tes/messaging';
 import { AMQP_URL, MONGO_URL, admin, startStack, type Stack } from '@tes/testing';
 import { dbRates, httpsHello, rabbitRoundTrip, type Ceilings } from './lib/ceilings.js';
 import { keepAliveClient } from './lib/http-client.js';
+import { benchAccountKeys } from './lib/accounts.js';
 import { startWebhookReceiver } from './lib/receiver.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { median, medianSummary, openLoad, summarize, type LatencySummary } from './lib/load.js';
@@ -110,18 +111,7 @@ async function main(): Promise<void> {
     const memoryIdle = memory(stack);
     log(`idle RSS MB: ${JSON.stringify(memoryIdle)}`);
 
-    // Several accounts, as on a real platform: each account's changes are serialized on
-    // its own orchestrator partition (the single-writer rule), so one account is not the unit of scale.
-    const keys: string[] = [];
-    for (let i = 0; i < 8; i++) {
-      const account = (await admin(['accounts', 'create', '--name', `bench${i}`, '--plan', 'enterprise'], stack.adminEnv)) as NewAccount;
-      await admin(['accounts', 'set-limits', account.account_id, '--rpm', '100000000', '--concurrency', '1000000'], stack.adminEnv);
-      await admin(
-        ['webhooks', 'set', '--account', account.account_id, '--env', 'test', '--url', `${receiver.base}/ok/main`],
-        stack.adminEnv,
-      );
-      keys.push(account.api_keys.test);
-    }
+    const keys = await benchAccountKeys(stack, 'bench', `${receiver.base}/ok/main`);
     let turn = 0;
     const headersFor = () => ({ authorization: `Bearer ${keys[turn++ % keys.length] ?? ''}` });
     const client = keepAliveClient(512);
