@@ -323,10 +323,13 @@ async function main(): Promise<void> {
     results,
   };
   mkdirSync('bench/results', { recursive: true });
-  writeFileSync('bench/results/latest.json', `${JSON.stringify(report, null, 2)}\n`);
-  const target = QUICK ? 'bench/results/quick.md' : 'docs/performance.md';
+  // A smoke run never replaces the report (or the JSON beside it).
+  const [json, target] = QUICK
+    ? ['bench/results/quick.json', 'bench/results/quick.md']
+    : ['bench/results/latest.json', 'docs/performance.md'];
+  writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(target, renderMarkdown(report) + handWritten(target));
-  log(`report written: bench/results/latest.json and ${QUICK ? 'bench/results/quick.md' : 'docs/performance.md'}`);
+  log(`report written: ${json} and ${target}`);
 }
 
 /** The hand-written analysis at the end of the previous report, if any: the bench rewrites only the figures. */
