@@ -287,24 +287,7 @@ describe('task writer (real broker and database)', () => {
     const acct = uniqueName('acct');
     const reply = await create(acct, 'Echo "needs auth"', { user_id: 'u1' });
     const step = await stepFor(reply.task.id);
-    await client.publish(
-      'step.result',
-      {
-        task_id: step.task_id,
-        account_id: acct,
-        environment: 'test',
-        step_index: 0,
-        outcome: 'needs_authorization',
-        authorization: {
-          reason: 'oauth_consent_required',
-          service: 'github',
-          auth_url: 'http://127.0.0.1:1/oauth/start/x',
-          message: 'Connect GitHub',
-        },
-        duration_ms: 1,
-      },
-      { partitionKey: acct },
-    );
+    await needsAuth(step, 'github');
     await waitFor(async () => (await tasks.get(reply.task.id))?.status === 'waiting');
     const waitingEvent = await waitFor(() => eventsOf(reply.task.id).find((e) => e.kind === 'waiting'));
     expect(waitingEvent.waiting).toMatchObject({ reason: 'oauth_consent_required', service: 'github' });
@@ -431,24 +414,7 @@ describe('task writer (real broker and database)', () => {
     const acct = uniqueName('acct');
     const reply = await create(acct, 'Echo "denied"', { user_id: 'u2' });
     const step = await stepFor(reply.task.id);
-    await client.publish(
-      'step.result',
-      {
-        task_id: step.task_id,
-        account_id: acct,
-        environment: 'test',
-        step_index: 0,
-        outcome: 'needs_authorization',
-        authorization: {
-          reason: 'oauth_consent_required',
-          service: 'slack',
-          auth_url: 'http://127.0.0.1:1/oauth/start/y',
-          message: 'Connect Slack',
-        },
-        duration_ms: 1,
-      },
-      { partitionKey: acct },
-    );
+    await needsAuth(step, 'slack');
     await waitFor(async () => (await tasks.get(reply.task.id))?.status === 'waiting');
     await client.publish(
       'connection.changed',
@@ -543,24 +509,7 @@ describe('task writer (real broker and database)', () => {
       await toolRequest('tool.register', acct, { tool: crm() });
       const reply = await create(acct, 'List 3 contacts from the acme crm', { user_id: 'u1' });
       const step = await stepFor(reply.task.id);
-      await client.publish(
-        'step.result',
-        {
-          task_id: step.task_id,
-          account_id: acct,
-          environment: 'test',
-          step_index: 0,
-          outcome: 'needs_authorization',
-          authorization: {
-            reason: 'oauth_consent_required',
-            service: 'acme_crm',
-            auth_url: 'http://127.0.0.1:1/oauth/start/z',
-            message: 'Connect',
-          },
-          duration_ms: 1,
-        },
-        { partitionKey: acct },
-      );
+      await needsAuth(step, 'acme_crm');
       await waitFor(async () => (await tasks.get(reply.task.id))?.status === 'waiting', { what: 'waiting' });
       expect(await toolRequest('tool.delete', acct, { name: 'acme_crm' })).toEqual({ ok: true });
       const failed = await waitFor(async () => {
