@@ -25,8 +25,8 @@
  * (extra KEY=VALUE,... for every dispatcher), BENCH_DISPATCHER_NODE_ARGS (e.g. "--cpu-prof
  * --cpu-prof-dir=/tmp/prof"). Results: bench/results/dispatcher-scaling.json.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,7 +34,7 @@ import type { AddressInfo } from 'node:net';
 import type { TaskEvent } from '@tes/contracts';
 import { createLogger } from '@tes/logger';
 import { Broker } from '@tes/messaging';
-import { AMQP_URL, MONGO_URL, REPO_ROOT, freePort, uniqueName, waitFor, waitReady, type ServiceProcess } from '@tes/testing';
+import { AMQP_URL, MONGO_URL, REPO_ROOT, freePort, startService, uniqueName, waitFor, waitReady, type ServiceProcess } from '@tes/testing';
 import { median, summarize, type LatencySummary } from './lib/load.js';
 
 const REPLICAS = (process.env['BENCH_REPLICAS'] ?? '1,2,3').split(',').map(Number);
@@ -208,18 +208,22 @@ async function deploy(count: number): Promise<Deployment> {
   const replicas: Deployment['replicas'] = [];
   for (let i = 0; i < count; i++) {
     const opsPort = await freePort();
-    const proc = spawnDispatcher({
-      AMQP_URL,
-      MONGO_URL: dispatcherMongoUrl(),
-      MONGO_DB: db,
-      AMQP_NAMESPACE: ns,
-      OPS_PORT: String(opsPort),
-      LOG_LEVEL: 'warn',
-      // As `pnpm bench`: a compressed retry schedule, fast polls.
-      WEBHOOK_RETRY_SCHEDULE_MS: '500,500,500,500',
-      POLL_INTERVAL_MS: '100',
-      ...EXTRA_ENV,
-    });
+    const proc = startService(
+      'webhook-dispatcher',
+      {
+        AMQP_URL,
+        MONGO_URL: dispatcherMongoUrl(),
+        MONGO_DB: db,
+        AMQP_NAMESPACE: ns,
+        OPS_PORT: String(opsPort),
+        LOG_LEVEL: 'warn',
+        // As `pnpm bench`: a compressed retry schedule, fast polls.
+        WEBHOOK_RETRY_SCHEDULE_MS: '500,500,500,500',
+        POLL_INTERVAL_MS: '100',
+        ...EXTRA_ENV,
+      },
+      NODE_ARGS,
+    );
     replicas.push({ proc, opsPort });
   }
   await Promise.all(replicas.map((r) => waitReady(r.opsPort, r.proc)));
@@ -235,39 +239,6 @@ async function deploy(count: number): Promise<Deployment> {
       await Promise.all(replicas.map((r) => r.proc.stop('SIGTERM')));
       if (process.env['BENCH_KEEP_DB'] === '1') log(`kept database ${db}`);
       else dropEverything(ns, db);
-    },
-  };
-}
-
-/** A dispatcher process (dist/main.js), with NODE_ARGS; its output goes to .run/test-logs, as startService does. */
-function spawnDispatcher(env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, [...NODE_ARGS, path.join(REPO_ROOT, 'services', 'webhook-dispatcher', 'dist', 'main.js')], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const logDir = path.join(REPO_ROOT, '.run', 'test-logs');
-  mkdirSync(logDir, { recursive: true });
-  const file = createWriteStream(path.join(logDir, `bench-webhook-dispatcher-${env['OPS_PORT'] ?? ''}-${Date.now()}.log`));
-  let out = '';
-  const keep = (c: Buffer) => {
-    file.write(c);
-    out = (out + c.toString()).slice(-20_000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('exit', (code) => {
-      file.end();
-      resolve(code);
-    }),
-  );
-  return {
-    name: 'webhook-dispatcher',
-    child,
-    output: () => out,
-    async stop(signal: NodeJS.Signals = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
     },
   };
 }

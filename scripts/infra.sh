@@ -126,7 +126,7 @@ ferretdb_up() {
   mkdir -p "$FDB_DIR/state"
   start_bg "$FDB_DIR/ferretdb.pid" "$FDB_DIR/ferretdb.log" "$FDB" --handler=postgresql \
     --postgresql-url="$PG_URL" --listen-addr="$MONGO_HOST:$MONGO_PORT" --state-dir="$FDB_DIR/state" \
-    --telemetry=disable --debug-addr=127.0.0.1:0 --log-level=warn
+    --telemetry=disable --debug-addr="${FERRETDB_DEBUG_ADDR:-127.0.0.1:8088}" --log-level=warn
   wait_mongo ferretdb "$FDB_DIR/ferretdb.pid" "$FDB_DIR/ferretdb.log"
 }
 

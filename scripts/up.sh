@@ -43,7 +43,7 @@ for name in "${SERVICES[@]}"; do
     continue
   fi
   read -ra ports <<<"$(service_env "$name")"
-  nohup env "${ports[@]}" node "services/$name/dist/main.js" >>".run/logs/$name.log" 2>&1 </dev/null &
+  nohup env "${ports[@]}" node --max-semi-space-size=1 "services/$name/dist/main.js" >>".run/logs/$name.log" 2>&1 </dev/null &
   say $! >".run/pids/$name.pid"
   say "$name: started (pid $!, ${ports[*]}, log .run/logs/$name.log)"
 done

@@ -119,7 +119,9 @@ func runDockerfile(args []string) (*report, error) {
 		r.check(len(entry) > 0 && strings.HasSuffix(entry[0], "tini"), "target %s: tini is the entrypoint (PID 1)", target)
 		if target == "service" {
 			r.check(health, "target service: HEALTHCHECK")
-			r.check(slices.Equal(lastCmd(s), []string{"node", "dist/main.js"}), "target service: CMD [\"node\",\"dist/main.js\"]")
+			cmd := lastCmd(s)
+			r.check(len(cmd) >= 2 && cmd[0] == "node" && cmd[len(cmd)-1] == "dist/main.js", "target service: CMD [\"node\", <flags>..., \"dist/main.js\"]")
+			r.check(slices.Contains(cmd, "--max-semi-space-size=1"), "target service: CMD keeps the young generation small (--max-semi-space-size=1)")
 		}
 	}
 	return r, nil

@@ -54,12 +54,21 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts a built service (`services/<name>/dist/main.js`) as a real process; `nodeArgs` go before the script (e.g. --cpu-prof). */
+/**
+ * The Node.js flags every service runs with, as in deploy/Dockerfile and scripts/up.sh: a young
+ * generation of 1 MB semi-spaces keeps an idle service under 80 MB RSS (docs/operations.md#memory).
+ */
+export const SERVICE_NODE_ARGS = ['--max-semi-space-size=1'] as const;
+
+/**
+ * Starts a built service (`services/<name>/dist/main.js`) as a real process; `nodeArgs` go before
+ * the script, after SERVICE_NODE_ARGS (so they may override them; e.g. --cpu-prof).
+ */
 export function startService(name: string, env: Record<string, string>, nodeArgs: readonly string[] = []): ServiceProcess {
   const logDir = path.join(REPO_ROOT, '.run', 'test-logs');
   mkdirSync(logDir, { recursive: true });
   const file = createWriteStream(path.join(logDir, `${name}-${Date.now()}.log`));
-  const child = spawn(process.execPath, [...nodeArgs, path.join(REPO_ROOT, 'services', name, 'dist', 'main.js')], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_ARGS, ...nodeArgs, path.join(REPO_ROOT, 'services', name, 'dist', 'main.js')], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

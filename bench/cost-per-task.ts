@@ -1,0 +1,133 @@
+/**
+ * What one task costs: runs N single-step tasks with webhooks through the whole stack and divides
+ *  - the MongoDB-wire server's own command counters (FerretDB's /debug/metrics), after subtracting
+ *    what the idle stack sends in the same time (pollers, sweepers): on FerretDB every command is
+ *    at least one PostgreSQL transaction;
+ *  - the CPU time of each process group (our five services, FerretDB, PostgreSQL, RabbitMQ),
+ *    from /proc: which of them bounds the rate on this machine;
+ * by N.
+ *
+ *   pnpm exec tsx bench/cost-per-task.ts        (TASKS=1000, FERRETDB_DEBUG_URL=http://127.0.0.1:8088)
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import os from 'node:os';
+import { startStack } from '@tes/testing';
+import { keepAliveClient } from './lib/http-client.js';
+import { benchAccountKeys } from './lib/accounts.js';
+import { startWebhookReceiver } from './lib/receiver.js';
+import { gatewayTlsEnv } from './lib/tls-files.js';
+
+const TASKS = Number(process.env['TASKS'] ?? 1000);
+const DEBUG_URL = process.env['FERRETDB_DEBUG_URL'] ?? 'http://127.0.0.1:8088';
+
+async function commandCounts(): Promise<Map<string, number>> {
+  const text = await (await fetch(`${DEBUG_URL}/debug/metrics`)).text();
+  const counts = new Map<string, number>();
+  for (const m of text.matchAll(/^ferretdb_client_requests_total\{command="([^"]+)",opcode="[^"]+"\} (\d+)/gm))
+    counts.set(m[1] ?? '', (counts.get(m[1] ?? '') ?? 0) + Number(m[2]));
+  return counts;
+}
+
+function delta(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
+  const d = new Map<string, number>();
+  for (const [k, v] of after) if (v - (before.get(k) ?? 0) > 0) d.set(k, v - (before.get(k) ?? 0));
+  return d;
+}
+
+const TICKS_PER_S = 100; // USER_HZ on Linux
+
+/** CPU seconds so far of every process whose command line matches, by group name. */
+function cpuByGroup(groups: Record<string, (cmd: string, pid: number) => boolean>): Record<string, number> {
+  const out: Record<string, number> = Object.fromEntries(Object.keys(groups).map((g) => [g, 0]));
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!pid) continue;
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      const group = Object.keys(groups).find((g) => groups[g]?.(cmd, pid));
+      if (!group) continue;
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      out[group] = (out[group] ?? 0) + (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S; // utime + stime
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return out;
+}
+
+const receiver = await startWebhookReceiver();
+const NODE_ARGS = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+const stack = await startStack({ nodeArgs: NODE_ARGS, env: { '*': { LOG_LEVEL: 'warn' }, gateway: await gatewayTlsEnv() } });
+try {
+  const keys = await benchAccountKeys(stack, 'dbcmd', `${receiver.base}/ok/main`, 4);
+  const client = keepAliveClient(64);
+  await new Promise((r) => setTimeout(r, 2000));
+
+  // The idle stack's own traffic over a fixed window, to subtract.
+  const idleMs = 5000;
+  const idle0 = await commandCounts();
+  await new Promise((r) => setTimeout(r, idleMs));
+  const idle = delta(await commandCounts(), idle0);
+
+  const pids = new Map([...stack.procs].map(([name, p]) => [p.child.pid ?? 0, name]));
+  const groups: Record<string, (cmd: string, pid: number) => boolean> = {
+    ...Object.fromEntries([...pids].map(([pid, name]) => [name, (_: string, p: number) => p === pid])),
+    ferretdb: (cmd) => /\bferretdb\b/.test(cmd.split(' ')[0] ?? ''),
+    postgresql: (cmd) => cmd.startsWith('postgres'),
+    rabbitmq: (cmd) => cmd.includes('beam.smp') && cmd.includes('rabbit'),
+    bench: (_, p) => p === process.pid,
+  };
+  const cpu0 = cpuByGroup(groups);
+  const t0 = Date.now();
+  const before = await commandCounts();
+  const ids: string[] = [];
+  for (let i = 0; i < TASKS; i += 10) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(10, TASKS - i) }, (_, j) =>
+        client.request(
+          'POST',
+          `${stack.baseUrl}/tasks`,
+          { authorization: `Bearer ${keys[(i + j) % keys.length] ?? ''}` },
+          '{"prompt":"Echo \\"db\\""}',
+        ),
+      ),
+    );
+    for (const r of batch) {
+      if (r.status !== 201) throw new Error(`create answered ${r.status}: ${r.body}`);
+      ids.push((JSON.parse(r.body) as { id: string }).id);
+    }
+  }
+  const deadline = Date.now() + 120_000;
+  while (ids.some((id) => !receiver.completeAt.has(id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  await new Promise((r) => setTimeout(r, 1000)); // late clears and marks
+  const elapsedMs = Date.now() - t0;
+  const run = delta(await commandCounts(), before);
+  const cpu1 = cpuByGroup(groups);
+
+  const rows: Record<string, { per_task: number; total: number; idle_share: number }> = {};
+  let perTask = 0;
+  for (const [cmd, n] of run) {
+    const idleShare = Math.round(((idle.get(cmd) ?? 0) * elapsedMs) / idleMs);
+    const net = Math.max(0, n - idleShare);
+    rows[cmd] = { per_task: Math.round((net / TASKS) * 100) / 100, total: n, idle_share: idleShare };
+    perTask += net / TASKS;
+  }
+  const completed = ids.filter((id) => receiver.completeAt.has(id)).length;
+  console.log(`${TASKS} tasks, ${completed} task.complete webhooks received, ${elapsedMs} ms`);
+  console.table(rows);
+  console.log(`database commands per task: ${Math.round(perTask * 10) / 10}`);
+  const cpuMs: Record<string, { cpu_ms_per_task: number }> = {};
+  let total = 0;
+  for (const g of Object.keys(groups)) {
+    const ms = (((cpu1[g] ?? 0) - (cpu0[g] ?? 0)) * 1000) / TASKS;
+    cpuMs[g] = { cpu_ms_per_task: Math.round(ms * 100) / 100 };
+    if (g !== 'bench') total += ms;
+  }
+  console.table(cpuMs);
+  console.log(
+    `CPU per task (all but the bench): ${Math.round(total * 100) / 100} ms, so at most ${Math.round((os.cpus().length * 1000) / total)} tasks/s on ${os.cpus().length} cores`,
+  );
+} finally {
+  await stack.stopAll();
+  await receiver.close();
+}
