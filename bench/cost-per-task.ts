@@ -15,25 +15,10 @@ import { startStack } from '@tes/testing';
 import { keepAliveClient } from './lib/http-client.js';
 import { benchAccountKeys } from './lib/accounts.js';
 import { startWebhookReceiver } from './lib/receiver.js';
+import { commandCounts, countsSince, perTask, type CommandCounts } from './lib/db-commands.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 
 const TASKS = Number(process.env['TASKS'] ?? 1000);
-const DEBUG_URL = process.env['FERRETDB_DEBUG_URL'] ?? 'http://127.0.0.1:8088';
-
-async function commandCounts(): Promise<Map<string, number>> {
-  const text = await (await fetch(`${DEBUG_URL}/debug/metrics`)).text();
-  const counts = new Map<string, number>();
-  for (const m of text.matchAll(/^ferretdb_client_requests_total\{command="([^"]+)",opcode="[^"]+"\} (\d+)/gm))
-    counts.set(m[1] ?? '', (counts.get(m[1] ?? '') ?? 0) + Number(m[2]));
-  return counts;
-}
-
-function delta(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
-  const d = new Map<string, number>();
-  for (const [k, v] of after) if (v - (before.get(k) ?? 0) > 0) d.set(k, v - (before.get(k) ?? 0));
-  return d;
-}
-
 const TICKS_PER_S = 100; // USER_HZ on Linux
 
 /** CPU seconds so far of every process whose command line matches, by group name. */
@@ -65,9 +50,14 @@ try {
 
   // The idle stack's own traffic over a fixed window, to subtract.
   const idleMs = 5000;
-  const idle0 = await commandCounts();
+  const counts = async (): Promise<CommandCounts> => {
+    const c = await commandCounts();
+    if (!c) throw new Error('no FerretDB /debug/metrics at FERRETDB_DEBUG_URL (scripts/infra.sh serves it on 127.0.0.1:8088)');
+    return c;
+  };
+  const idle0 = await counts();
   await new Promise((r) => setTimeout(r, idleMs));
-  const idle = delta(await commandCounts(), idle0);
+  const idle = countsSince(await counts(), idle0);
 
   const pids = new Map([...stack.procs].map(([name, p]) => [p.child.pid ?? 0, name]));
   const groups: Record<string, (cmd: string, pid: number) => boolean> = {
@@ -79,7 +69,7 @@ try {
   };
   const cpu0 = cpuByGroup(groups);
   const t0 = Date.now();
-  const before = await commandCounts();
+  const before = await counts();
   const ids: string[] = [];
   for (let i = 0; i < TASKS; i += 10) {
     const batch = await Promise.all(
@@ -101,31 +91,25 @@ try {
   while (ids.some((id) => !receiver.completeAt.has(id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   await new Promise((r) => setTimeout(r, 1000)); // late clears and marks
   const elapsedMs = Date.now() - t0;
-  const run = delta(await commandCounts(), before);
+  const run = countsSince(await counts(), before);
   const cpu1 = cpuByGroup(groups);
 
-  const rows: Record<string, { per_task: number; total: number; idle_share: number }> = {};
-  let perTask = 0;
-  for (const [cmd, n] of run) {
-    const idleShare = Math.round(((idle.get(cmd) ?? 0) * elapsedMs) / idleMs);
-    const net = Math.max(0, n - idleShare);
-    rows[cmd] = { per_task: Math.round((net / TASKS) * 100) / 100, total: n, idle_share: idleShare };
-    perTask += net / TASKS;
-  }
+  const rows = perTask(run, TASKS, elapsedMs, idle, idleMs);
+  const total = Object.values(rows).reduce((x, y) => x + y, 0);
   const completed = ids.filter((id) => receiver.completeAt.has(id)).length;
   console.log(`${TASKS} tasks, ${completed} task.complete webhooks received, ${elapsedMs} ms`);
   console.table(rows);
-  console.log(`database commands per task: ${Math.round(perTask * 10) / 10}`);
+  console.log(`database commands per task: ${Math.round(total * 10) / 10}`);
   const cpuMs: Record<string, { cpu_ms_per_task: number }> = {};
-  let total = 0;
+  let cpuTotal = 0;
   for (const g of Object.keys(groups)) {
     const ms = (((cpu1[g] ?? 0) - (cpu0[g] ?? 0)) * 1000) / TASKS;
     cpuMs[g] = { cpu_ms_per_task: Math.round(ms * 100) / 100 };
-    if (g !== 'bench') total += ms;
+    if (g !== 'bench') cpuTotal += ms;
   }
   console.table(cpuMs);
   console.log(
-    `CPU per task (all but the bench): ${Math.round(total * 100) / 100} ms, so at most ${Math.round((os.cpus().length * 1000) / total)} tasks/s on ${os.cpus().length} cores`,
+    `CPU per task (all but the bench): ${Math.round(cpuTotal * 100) / 100} ms, so at most ${Math.round((os.cpus().length * 1000) / cpuTotal)} tasks/s on ${os.cpus().length} cores`,
   );
 } finally {
   await stack.stopAll();

@@ -13,6 +13,7 @@ import { dbRates, httpsHello, rabbitRoundTrip, type Ceilings } from './lib/ceili
 import { keepAliveClient } from './lib/http-client.js';
 import { benchAccountKeys } from './lib/accounts.js';
 import { startWebhookReceiver } from './lib/receiver.js';
+import { commandCounts, countsSince, dbBoundTasksPerS, perTask } from './lib/db-commands.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { median, medianSummary, openLoad, summarize, type LatencySummary } from './lib/load.js';
 
@@ -112,8 +113,10 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 1500));
     const memoryStarted = memory(stack);
     // Idle: after a quiet while, once V8's memory reducer has had its chance, as in a real deployment.
+    const idleCounts0 = await commandCounts();
     await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
     const memoryIdle = memory(stack);
+    const idleCounts1 = await commandCounts();
     log(
       `RSS MB 1.5 s after start: ${JSON.stringify(memoryStarted)}; idle after ${IDLE_SETTLE_MS / 1000} s more: ${JSON.stringify(memoryIdle)}`,
     );
@@ -186,6 +189,7 @@ async function main(): Promise<void> {
     log(`get @${GET_RATE}/s: ${JSON.stringify(results['get_latency_ms'])}`);
 
     // 3 and 4. End to end: scheduled create → signed task.complete received.
+    let e2eCreated = 0;
     const endToEnd = async (rate: number) => {
       const scheduledAt = new Map<string, number>();
       const r = await openLoad({
@@ -194,6 +198,7 @@ async function main(): Promise<void> {
         warmupMs: WARMUP_MS,
         fire: async (_i, scheduled) => {
           const t = await create();
+          e2eCreated++;
           if (scheduled - 0 >= 0) scheduledAt.set(t.id, performance.timeOrigin + scheduled);
           return '201';
         },
@@ -218,11 +223,28 @@ async function main(): Promise<void> {
       return { ...summarize(lat), missing, create_errors: r.errors, backlog_at_end: backlogAtEnd, webhook };
     };
     const e2e: Record<string, unknown> = {};
-    for (const rate of E2E_RATES) {
+    for (const [i, rate] of E2E_RATES.entries()) {
       const runs = [];
+      // The lowest rate's runs, settled, also count the database commands per task.
+      const counted = i === 0 ? { before: await commandCounts(), created: e2eCreated, t0: Date.now() } : undefined;
       for (let run = 0; run < RUNS; run++) {
         runs.push(await endToEnd(rate));
         await settled(`e2e @${rate}/s`);
+      }
+      const after = counted && (await commandCounts());
+      if (counted?.before && after && idleCounts0 && idleCounts1) {
+        const commands = perTask(
+          countsSince(after, counted.before),
+          e2eCreated - counted.created,
+          Date.now() - counted.t0,
+          countsSince(idleCounts1, idleCounts0),
+          IDLE_SETTLE_MS,
+        );
+        results['db_commands_per_task'] = commands;
+        results['db_bound_tasks_per_s'] = dbBoundTasksPerS(commands, ceilings);
+        log(
+          `database commands per task: ${JSON.stringify(commands)}; the database alone bounds at ${String(results['db_bound_tasks_per_s'])} tasks/s`,
+        );
       }
       e2e[`${rate}/s`] = {
         ...medianSummary(runs),
@@ -237,11 +259,21 @@ async function main(): Promise<void> {
     const sustained: Record<string, unknown> = {};
     let best = 0;
     for (const rate of SUSTAINED_RATES) {
-      const r = await endToEnd(rate);
+      // Several runs, as every figure: one 10 s run has so few samples that its p99 is its slowest task.
+      const runs = [];
+      for (let run = 0; run < RUNS; run++) {
+        runs.push(await endToEnd(rate));
+        await settled(`sustained @${rate}/s`);
+      }
+      const r = {
+        ...medianSummary(runs),
+        missing: Math.max(...runs.map((x) => x.missing)),
+        backlog_at_end: median(runs.map((x) => x.backlog_at_end)),
+        p99_of_runs: runs.map((x) => x.p99),
+      };
       const ok = r.p99 <= 250 && r.missing === 0 && r.backlog_at_end < rate;
       sustained[`${rate}/s`] = { ...r, ok };
       log(`sustained @${rate}/s: ${JSON.stringify(sustained[`${rate}/s`])}`);
-      await settled(`sustained @${rate}/s`);
       if (!ok) break;
       best = rate;
     }
@@ -375,13 +407,15 @@ function renderMarkdown(report: {
     >;
     sustained: {
       highest_ok_rate_per_s: number;
-      steps: Record<string, LatencySummary & { ok: boolean; missing: number; backlog_at_end: number }>;
+      steps: Record<string, LatencySummary & { ok: boolean; missing: number; backlog_at_end: number; p99_of_runs?: number[] }>;
     };
     webhook_fanout: {
       all_healthy: { deliveries_per_s: number; healthy_latency_ms: LatencySummary };
       mixed_10pct_slow_20pct_fail_once: { deliveries_per_s: number; healthy_latency_ms: LatencySummary };
       healthy_p99_ratio: number;
     };
+    db_commands_per_task?: Record<string, number>;
+    db_bound_tasks_per_s?: number;
     memory_after_start_mb?: Record<string, number>;
     memory_idle_mb: Record<string, number>;
     memory_after_load_mb: Record<string, number>;
@@ -422,12 +456,25 @@ function renderMarkdown(report: {
     '',
     '## Highest sustained rate',
     '',
-    `Single-step sandbox tasks, end to end p99 ≤ 250 ms, nothing missing, backlog under one second of arrivals: **${r.sustained.highest_ok_rate_per_s} tasks/s** (${((r.sustained.highest_ok_rate_per_s / c.db_inserts_per_s) * 100).toFixed(0)} % of the database's measured insert ceiling; each task costs several database writes across services).`,
+    `Single-step sandbox tasks, median end-to-end p99 of the runs ≤ 250 ms, nothing missing, backlog under one second of arrivals: **${r.sustained.highest_ok_rate_per_s} tasks/s**.`,
     '',
-    '| rate | p50 | p99 | ok |',
-    '|---|---|---|---|',
+    ...(r.db_commands_per_task && r.db_bound_tasks_per_s
+      ? [
+          `Each task cost ${Object.entries(r.db_commands_per_task)
+            .map(([k, v]) => `${v} ${k}`)
+            .join(
+              ', ',
+            )} database commands (FerretDB's own counters over the lowest end-to-end rate's runs, less the idle stack's pollers). ` +
+            `Priced at this run's measured database ceilings, the database alone bounds the system at **${r.db_bound_tasks_per_s} tasks/s**; ` +
+            `the sustained rate is **${((r.sustained.highest_ok_rate_per_s / r.db_bound_tasks_per_s) * 100).toFixed(0)} %** of it (target ≥ 50 % when the database bounds the rate below 300 tasks/s).`,
+          '',
+        ]
+      : ['The database commands per task were not counted (no FerretDB `/debug/metrics` at `FERRETDB_DEBUG_URL`).', '']),
+    '| rate | p50 | p99 (median of runs) | p99 of each run | ok |',
+    '|---|---|---|---|---|',
     ...Object.entries(r.sustained.steps).map(
-      ([k, v]) => `| ${k} | ${v.p50} | ${v.p99} | ${v.ok ? 'yes' : 'no'} (missing ${v.missing}, backlog ${v.backlog_at_end}) |`,
+      ([k, v]) =>
+        `| ${k} | ${v.p50} | ${v.p99} | ${(v.p99_of_runs ?? []).join(', ')} | ${v.ok ? 'yes' : 'no'} (missing ${v.missing}, backlog ${v.backlog_at_end}) |`,
     ),
     '',
     '## Webhook fan-out (20 endpoints)',

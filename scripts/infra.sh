@@ -116,6 +116,12 @@ ferretdb_install() {
   say "ferretdb: built $FERRETDB_VERSION in $((SECONDS - start))s -> $FDB"
 }
 
+# Indexes FerretDB v1 can use for lookups by _id and by indexed fields (see the SQL file); idempotent.
+ferretdb_lookup_indexes() {
+  psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -d ferretdb -q -v ON_ERROR_STOP=1 \
+    -f "$ROOT/scripts/ferretdb-lookup-indexes.sql" >/dev/null || die "postgresql: scripts/ferretdb-lookup-indexes.sql failed"
+}
+
 ferretdb_up() {
   ferretdb_install
   postgres_up
@@ -123,6 +129,7 @@ ferretdb_up() {
     createdb -h "$PG_HOST" -p "$PG_PORT" -U postgres ferretdb
     say "postgresql: created database ferretdb"
   fi
+  ferretdb_lookup_indexes
   mkdir -p "$FDB_DIR/state"
   start_bg "$FDB_DIR/ferretdb.pid" "$FDB_DIR/ferretdb.log" "$FDB" --handler=postgresql \
     --postgresql-url="$PG_URL" --listen-addr="$MONGO_HOST:$MONGO_PORT" --state-dir="$FDB_DIR/state" \
@@ -148,6 +155,7 @@ mongo_owner() {
 mongo_up() {
   if mongo_ping "$MONGO_HOST" "$MONGO_PORT"; then
     say "mongo: reachable at $MONGO_URL ($(mongo_owner))"
+    if pid_of "$FDB_DIR/ferretdb.pid" ferretdb >/dev/null; then ferretdb_lookup_indexes; fi
     return
   fi
   if pid_of "$FDB_DIR/ferretdb.pid" ferretdb >/dev/null; then wait_mongo ferretdb "$FDB_DIR/ferretdb.pid" "$FDB_DIR/ferretdb.log"; return; fi

@@ -26,7 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
-import { freePort } from '@tes/testing';
+import { REPO_ROOT, freePort } from '@tes/testing';
 
 // Unref: a pending race timer must not keep the test process alive.
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
@@ -272,6 +272,16 @@ export class OwnMongo {
       if (this.kind === 'ferretdb') {
         const res = spawnSync('createdb', ['-h', PG.host, '-p', PG.port, '-U', PG.user, this.pgDatabase], { encoding: 'utf8' });
         if (res.status !== 0) throw new Error(`createdb ${this.pgDatabase} failed: ${res.stderr}`);
+        // The lookup indexes FerretDB v1 can use, as scripts/infra.sh gives the shared server.
+        const sql = path.join(REPO_ROOT, 'scripts', 'ferretdb-lookup-indexes.sql');
+        const idx = spawnSync(
+          'psql',
+          ['-h', PG.host, '-p', PG.port, '-U', PG.user, '-d', this.pgDatabase, '-q', '-v', 'ON_ERROR_STOP=1', '-f', sql],
+          {
+            encoding: 'utf8',
+          },
+        );
+        if (idx.status !== 0) throw new Error(`psql -f ${sql} failed: ${idx.stderr}`);
       }
     }
     const log = path.join(this.dir, `server-${++this.startCount}.log`);
