@@ -41,4 +41,34 @@ describe('task repository: clearing published outboxes (real database)', () => {
     expect(docs).toHaveLength(120);
     expect(kept).toEqual(['task_clear_0']);
   }, 30_000);
+
+  it('finds unsent outboxes by the has_outbox flag, and those written before the flag on its first sweep', async () => {
+    const col = conn.collection('tasks');
+    await col.deleteMany({});
+    const old = new Date(Date.now() - 60_000);
+    const base = { account_id: 'acct_1', status: 'complete', version: 1, outputs: [] };
+    // Written by this repository: the flag follows the outbox.
+    await tasks.insert({ ...base, _id: 'task_unsent', outbox: [{ id: 'm1' }] } as never);
+    await tasks.insert({ ...base, _id: 'task_sent', outbox: [] } as never);
+    await col.updateMany({}, { $set: { updated_at: old } });
+    // Written before the flag existed: an outbox, no has_outbox.
+    await col.insertOne({ ...base, _id: 'task_legacy', outbox: [{ id: 'm2' }], updated_at: old } as never);
+
+    const first = await tasks.findNeedingAttention(new Date(0), 100);
+    expect(first.map((t) => t._id).sort()).toEqual(['task_legacy', 'task_unsent']);
+    const flags = await col.find({}, { projection: { has_outbox: 1 } }).toArray();
+    expect(Object.fromEntries(flags.map((d) => [d._id, d['has_outbox']]))).toEqual({
+      task_unsent: true,
+      task_sent: false,
+      task_legacy: undefined,
+    });
+
+    // Later sweeps read the flag only; a cleared outbox drops out.
+    await tasks.clearOutboxes([{ id: 'task_unsent', version: 1 }]);
+    await col.updateMany({}, { $set: { updated_at: old } });
+    await tasks.insert({ ...base, _id: 'task_unsent_2', outbox: [{ id: 'm3' }] } as never);
+    await col.updateOne({ _id: 'task_unsent_2' } as never, { $set: { updated_at: old } });
+    const later = await tasks.findNeedingAttention(new Date(0), 100);
+    expect(later.map((t) => t._id)).toEqual(['task_unsent_2']);
+  }, 30_000);
 });

@@ -55,6 +55,11 @@ export interface TaskDoc {
   updated_at: Date;
   /** Messages to publish; cleared by the same writer once confirmed. */
   outbox: OutboxMessage[];
+  /**
+   * Whether the stored outbox holds messages (set on every write): an equality the reaper's query
+   * can use an index for, where `outbox.0 $exists` read every task (1.4 s per sweep at 12k tasks on FerretDB).
+   */
+  has_outbox?: boolean;
 }
 
 const taskSchema = new Schema<TaskDoc>(
@@ -71,9 +76,12 @@ const taskSchema = new Schema<TaskDoc>(
 taskSchema.index({ account_id: 1, status: 1, created_at: 1 });
 taskSchema.index({ status: 1, updated_at: 1 });
 taskSchema.index({ account_id: 1, status: 1, user_id: 1 });
+taskSchema.index({ has_outbox: 1, updated_at: 1 });
 
 export class TaskRepository {
   private readonly model;
+  /** Tasks written before `has_outbox` existed are found by one full query, the first time. */
+  private legacyOutboxesChecked = false;
 
   constructor(conn: Connection) {
     this.model = conn.model<TaskDoc>('Task', taskSchema, 'tasks');
@@ -85,6 +93,7 @@ export class TaskRepository {
 
   /** False when a task with this id exists already (a redelivered create). */
   async insert(doc: TaskDoc): Promise<boolean> {
+    doc.has_outbox = doc.outbox.length > 0;
     try {
       await this.model.collection.insertOne(doc as never);
       return true;
@@ -97,6 +106,7 @@ export class TaskRepository {
   /** Whole-document write: safe because one consumer owns the account's partition. */
   async save(doc: TaskDoc): Promise<void> {
     doc.updated_at = new Date();
+    doc.has_outbox = doc.outbox.length > 0;
     await this.model.collection.replaceOne({ _id: doc._id } as never, doc);
   }
 
@@ -110,7 +120,7 @@ export class TaskRepository {
     // every update of a bulkWrite until the whole command ends, plus one for the write, so a
     // batch larger than its pool (seen after a broker outage) waits for itself forever.
     for (const p of published) {
-      await this.model.collection.updateOne({ _id: p.id, version: p.version } as never, { $set: { outbox: [] } });
+      await this.model.collection.updateOne({ _id: p.id, version: p.version } as never, { $set: { outbox: [], has_outbox: false } });
     }
   }
 
@@ -159,11 +169,13 @@ export class TaskRepository {
       .limit(limit)
       .lean<Pick<TaskDoc, '_id' | 'account_id' | 'version'>[]>()
       .exec();
+    const withOutbox = this.legacyOutboxesChecked ? { has_outbox: true } : { 'outbox.0': { $exists: true } };
     const unsent = await this.model
-      .find({ 'outbox.0': { $exists: true }, updated_at: { $lt: new Date(Date.now() - 5000) } }, { _id: 1, account_id: 1, version: 1 })
+      .find({ ...withOutbox, updated_at: { $lt: new Date(Date.now() - 5000) } }, { _id: 1, account_id: 1, version: 1 })
       .limit(limit)
       .lean<Pick<TaskDoc, '_id' | 'account_id' | 'version'>[]>()
       .exec();
+    if (unsent.length < limit) this.legacyOutboxesChecked = true;
     return [...stale, ...unsent];
   }
 }
