@@ -97,4 +97,22 @@ describe('rate limiter (real database, several replicas)', () => {
     const left = await conns[0]!.collection('rate_tickets').find({ account_id: a }).toArray();
     expect(left.map((d) => d['window'])).toEqual([windowOf(now)]);
   });
+
+  it('after its first sweep, deletes each ended window by itself, and nothing newer', async () => {
+    const sweeper = new RateLimitRepository(conns[0]!);
+    const w = windowOf(now);
+    await sweeper.sweep(w - 2); // the first sweep: one range delete
+    const a = uniqueName('acct');
+    // Tickets of the three windows that end next, and of the current one.
+    for (const back of [2, 1, 0]) await replicas[1]!.acquire(a, 10, now - back * 60_000);
+    const windows = async () =>
+      (await conns[0]!.collection('rate_tickets').find({ account_id: a }).toArray()).map((d) => d['window'] as number).sort();
+    expect(await windows()).toEqual([w - 2, w - 1, w]);
+    expect(await sweeper.sweep(w - 1)).toBe(1);
+    expect(await windows()).toEqual([w - 1, w]);
+    expect(await sweeper.sweep(w)).toBe(1);
+    expect(await windows()).toEqual([w]);
+    expect(await sweeper.sweep(w)).toBe(0); // nothing left below w, and w itself stays
+    expect(await windows()).toEqual([w]);
+  });
 });

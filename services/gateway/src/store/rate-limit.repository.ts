@@ -45,6 +45,8 @@ schema.index({ window: 1 });
 /** Rounds a batch may lose before its remaining requests are refused (early, never over the limit). */
 const MAX_ROUNDS = 64;
 const MAX_BATCH = 256;
+/** Beyond this many ended windows since the last sweep (a long pause, a clock jump), one range delete. */
+const MAX_WINDOWS_PER_SWEEP = 60;
 
 interface Waiter {
   limit: number;
@@ -60,6 +62,8 @@ export class RateLimitRepository {
   /** How far other replicas got ahead between two batches of ours, per account:window. */
   private readonly ahead = new Map<string, number>();
   private topWindow = -1;
+  /** Windows below this one were swept by this process; undefined before its first sweep. */
+  private sweptBelow: number | undefined;
   private readonly queues = new Map<string, Waiter[]>();
 
   constructor(conn: Connection) {
@@ -87,10 +91,25 @@ export class RateLimitRepository {
     });
   }
 
-  /** Deletes the tickets of windows before `beforeWindow` (no TTL index on FerretDB). */
+  /**
+   * Deletes the tickets of windows before `beforeWindow` (no TTL index on FerretDB). A range
+   * delete makes FerretDB v1 read every ticket (it pushes only equalities down to PostgreSQL), so
+   * it runs once per process, for whatever older windows exist; after that each window that ended
+   * is deleted by equality, which an index answers.
+   */
   async sweep(beforeWindow: number): Promise<number> {
-    const res = await this.model.collection.deleteMany({ window: { $lt: beforeWindow } });
-    return res.deletedCount;
+    const from = this.sweptBelow;
+    if (from === undefined || beforeWindow - from > MAX_WINDOWS_PER_SWEEP) {
+      const res = await this.model.collection.deleteMany({ window: { $lt: beforeWindow } });
+      this.sweptBelow = beforeWindow;
+      return res.deletedCount;
+    }
+    let deleted = 0;
+    for (let window = from; window < beforeWindow; window++) {
+      deleted += (await this.model.collection.deleteMany({ window })).deletedCount;
+      this.sweptBelow = window + 1;
+    }
+    return deleted;
   }
 
   /** Serves the account's queue until it is empty, one batch (same limit) at a time. */
