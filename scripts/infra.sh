@@ -120,6 +120,20 @@ ferretdb_install() {
 ferretdb_lookup_indexes() {
   psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -d ferretdb -q -v ON_ERROR_STOP=1 \
     -f "$ROOT/scripts/ferretdb-lookup-indexes.sql" >/dev/null || die "postgresql: scripts/ferretdb-lookup-indexes.sql failed"
+  postgres_autovacuum
+}
+
+# FerretDB v1 writes a new row version on every update and delete; without autovacuum (off on this
+# project's machines, on in every PostgreSQL default) the dead rows are never reclaimed and every
+# scan of a busy collection slows down for as long as the server lives. TES_PG_AUTOVACUUM=leave skips this.
+postgres_autovacuum() {
+  [[ ${TES_PG_AUTOVACUUM:-on} == leave ]] && return
+  [[ $(psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -tAc "show autovacuum") == off ]] || return 0
+  if psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -q -c "alter system set autovacuum = on" -c "select pg_reload_conf()" >/dev/null; then
+    say "postgresql: autovacuum was off; turned it on (ALTER SYSTEM; TES_PG_AUTOVACUUM=leave to keep it off)"
+  else
+    say "postgresql: autovacuum is off and could not be turned on; FerretDB collections will bloat"
+  fi
 }
 
 ferretdb_up() {
