@@ -9,7 +9,6 @@
  *
  *   pnpm exec tsx bench/cost-per-task.ts        (TASKS=1000, FERRETDB_DEBUG_URL=http://127.0.0.1:8088)
  */
-import { readFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import { startStack } from '@tes/testing';
 import { keepAliveClient } from './lib/http-client.js';
@@ -17,29 +16,9 @@ import { benchAccountKeys } from './lib/accounts.js';
 import { startWebhookReceiver } from './lib/receiver.js';
 import { commandCounts, countsSince, perTask, type CommandCounts } from './lib/db-commands.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
+import { cpuSeconds } from './lib/process-cpu.js';
 
 const TASKS = Number(process.env['TASKS'] ?? 1000);
-const TICKS_PER_S = 100; // USER_HZ on Linux
-
-/** CPU seconds so far of every process whose command line matches, by group name. */
-function cpuByGroup(groups: Record<string, (cmd: string, pid: number) => boolean>): Record<string, number> {
-  const out: Record<string, number> = Object.fromEntries(Object.keys(groups).map((g) => [g, 0]));
-  for (const entry of readdirSync('/proc')) {
-    const pid = Number(entry);
-    if (!pid) continue;
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      const group = Object.keys(groups).find((g) => groups[g]?.(cmd, pid));
-      if (!group) continue;
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-      out[group] = (out[group] ?? 0) + (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S; // utime + stime
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return out;
-}
-
 const receiver = await startWebhookReceiver();
 const NODE_ARGS = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 const stack = await startStack({ nodeArgs: NODE_ARGS, env: { '*': { LOG_LEVEL: 'warn' }, gateway: await gatewayTlsEnv() } });
@@ -59,15 +38,7 @@ try {
   await new Promise((r) => setTimeout(r, idleMs));
   const idle = countsSince(await counts(), idle0);
 
-  const pids = new Map([...stack.procs].map(([name, p]) => [p.child.pid ?? 0, name]));
-  const groups: Record<string, (cmd: string, pid: number) => boolean> = {
-    ...Object.fromEntries([...pids].map(([pid, name]) => [name, (_: string, p: number) => p === pid])),
-    ferretdb: (cmd) => /\bferretdb\b/.test(cmd.split(' ')[0] ?? ''),
-    postgresql: (cmd) => cmd.startsWith('postgres'),
-    rabbitmq: (cmd) => cmd.includes('beam.smp') && cmd.includes('rabbit'),
-    bench: (_, p) => p === process.pid,
-  };
-  const cpu0 = cpuByGroup(groups);
+  const cpu0 = cpuSeconds(stack);
   const t0 = Date.now();
   const before = await counts();
   const ids: string[] = [];
@@ -92,7 +63,7 @@ try {
   await new Promise((r) => setTimeout(r, 1000)); // late clears and marks
   const elapsedMs = Date.now() - t0;
   const run = countsSince(await counts(), before);
-  const cpu1 = cpuByGroup(groups);
+  const cpu1 = cpuSeconds(stack);
 
   const rows = perTask(run, TASKS, elapsedMs, idle, idleMs);
   const total = Object.values(rows).reduce((x, y) => x + y, 0);
@@ -102,14 +73,14 @@ try {
   console.log(`database commands per task: ${Math.round(total * 10) / 10}`);
   const cpuMs: Record<string, { cpu_ms_per_task: number }> = {};
   let cpuTotal = 0;
-  for (const g of Object.keys(groups)) {
-    const ms = (((cpu1[g] ?? 0) - (cpu0[g] ?? 0)) * 1000) / TASKS;
+  for (const [g, seconds] of cpu1) {
+    const ms = ((seconds - (cpu0.get(g) ?? 0)) * 1000) / TASKS;
     cpuMs[g] = { cpu_ms_per_task: Math.round(ms * 100) / 100 };
-    if (g !== 'bench') cpuTotal += ms;
+    if (g !== 'load generator' && g !== 'other') cpuTotal += ms;
   }
   console.table(cpuMs);
   console.log(
-    `CPU per task (all but the bench): ${Math.round(cpuTotal * 100) / 100} ms, so at most ${Math.round((os.cpus().length * 1000) / cpuTotal)} tasks/s on ${os.cpus().length} cores`,
+    `CPU per task (the stack: services, FerretDB, its PostgreSQL backends, RabbitMQ): ${Math.round(cpuTotal * 100) / 100} ms, so at most ${Math.round((os.cpus().length * 1000) / cpuTotal)} tasks/s on ${os.cpus().length} cores`,
   );
 } finally {
   await stack.stopAll();

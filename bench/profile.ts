@@ -11,8 +11,9 @@
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { MONGO_URL, startStack, type ServiceName, type Stack } from '@tes/testing';
+import { startStack, type ServiceName, type Stack } from '@tes/testing';
 import { summarizeProfile } from './lib/cpuprofile.js';
+import { cpuSeconds } from './lib/process-cpu.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { keepAliveClient } from './lib/http-client.js';
 import { openLoad, summarize } from './lib/load.js';
@@ -27,47 +28,6 @@ const DB_DIR = path.join(DIR, 'db');
 
 const log = (msg: string) => process.stderr.write(`profile: ${msg}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * CPU seconds used so far (user + system) by each process group: the services, this stack's
- * FerretDB (the one listening on MONGO_URL's port) and its PostgreSQL backends, the broker,
- * this load generator. Other processes (another FerretDB, other databases' backends) are "other".
- */
-function cpuSeconds(stack: Stack): Map<string, number> {
-  const services = new Map([...stack.procs].map(([name, p]) => [p.child.pid, name as string]));
-  const mongoPort = new URL(MONGO_URL).port || '27017';
-  const procs = readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .flatMap((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-        return [{ pid: Number(pid), comm, cmd, seconds: (Number(fields[11]) + Number(fields[12])) / 100 }];
-      } catch {
-        return []; // gone meanwhile
-      }
-    });
-  const ferret = procs.find((p) => p.comm === 'ferretdb' && p.cmd.includes(`:${mongoPort} `));
-  const pgDb = /postgresql-url=\S*\/([^/?\s]+)/.exec(ferret?.cmd ?? '')?.[1];
-  const out = new Map<string, number>();
-  for (const p of procs) {
-    const group =
-      services.get(p.pid) ??
-      (p.pid === process.pid
-        ? 'load generator'
-        : p === ferret
-          ? 'ferretdb'
-          : p.comm === 'beam.smp'
-            ? 'rabbitmq'
-            : pgDb && p.cmd.startsWith('postgres: ') && p.cmd.includes(` ${pgDb} `)
-              ? 'postgresql (this database)'
-              : 'other');
-    out.set(group, (out.get(group) ?? 0) + p.seconds);
-  }
-  return out;
-}
 
 /** Database commands sent so far by each service, by "command collection" (from TES_DB_COMMAND_STATS). */
 async function commandCounts(stack: Stack): Promise<Map<ServiceName, Record<string, number>>> {

@@ -1,0 +1,43 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { MONGO_URL, type Stack } from '@tes/testing';
+
+/**
+ * CPU seconds used so far (user + system) by each process group: the services, this stack's
+ * FerretDB (the one listening on MONGO_URL's port) and its PostgreSQL backends, the broker,
+ * this load generator. Other processes (another FerretDB, other databases' backends) are "other".
+ */
+export function cpuSeconds(stack: Stack): Map<string, number> {
+  const services = new Map([...stack.procs].map(([name, p]) => [p.child.pid, name as string]));
+  const mongoPort = new URL(MONGO_URL).port || '27017';
+  const procs = readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        return [{ pid: Number(pid), comm, cmd, seconds: (Number(fields[11]) + Number(fields[12])) / 100 }];
+      } catch {
+        return []; // gone meanwhile
+      }
+    });
+  const ferret = procs.find((p) => p.comm === 'ferretdb' && p.cmd.includes(`:${mongoPort} `));
+  const pgDb = /postgresql-url=\S*\/([^/?\s]+)/.exec(ferret?.cmd ?? '')?.[1];
+  const out = new Map<string, number>();
+  for (const p of procs) {
+    const group =
+      services.get(p.pid) ??
+      (p.pid === process.pid
+        ? 'load generator'
+        : p === ferret
+          ? 'ferretdb'
+          : p.comm === 'beam.smp'
+            ? 'rabbitmq'
+            : pgDb && p.cmd.startsWith('postgres: ') && p.cmd.includes(` ${pgDb} `)
+              ? 'postgresql (this database)'
+              : 'other');
+    out.set(group, (out.get(group) ?? 0) + p.seconds);
+  }
+  return out;
+}
