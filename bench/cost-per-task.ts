@@ -16,7 +16,7 @@ import { benchAccountKeys } from './lib/accounts.js';
 import { startWebhookReceiver } from './lib/receiver.js';
 import { commandCounts, countsSince, perTask, type CommandCounts } from './lib/db-commands.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
-import { cpuSeconds } from './lib/process-cpu.js';
+import { cpuSeconds } from './lib/proc.js';
 
 const TASKS = Number(process.env['TASKS'] ?? 1000);
 const receiver = await startWebhookReceiver();

@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync
 import path from 'node:path';
 import { startStack, type ServiceName, type Stack } from '@tes/testing';
 import { summarizeProfile } from './lib/cpuprofile.js';
-import { cpuSeconds } from './lib/process-cpu.js';
+import { cpuSeconds, rssMb } from './lib/proc.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { keepAliveClient } from './lib/http-client.js';
 import { openLoad, summarize } from './lib/load.js';
@@ -55,15 +55,8 @@ async function main(): Promise<void> {
     nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${CPU_DIR}`, ...(process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean)],
   });
   const pids = new Map([...stack.procs].map(([name, p]) => [p.child.pid, name]));
-  const rss = () =>
-    Object.fromEntries(
-      [...stack.procs].map(([name, p]) => [
-        name,
-        Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p.child.pid}/status`, 'utf8'))?.[1]) / 102.4) / 10,
-      ]),
-    );
   await sleep(1500);
-  const rssIdle = rss();
+  const rssIdle = rssMb(stack);
   const client = keepAliveClient(512);
   let loadStart = 0;
   let loadEnd = 0;
@@ -104,7 +97,7 @@ async function main(): Promise<void> {
     await sleep(500); // the last read-model updates and dispatcher bookkeeping
     cpuAfter = cpuSeconds(stack);
     after = await commandCounts(stack);
-    const rssAfter = rss();
+    const rssAfter = rssMb(stack);
     tasks = created.size;
     const e2e = summarize(
       [...created].flatMap(([id, at]) => (receiver.completeAt.has(id) ? [(receiver.completeAt.get(id) ?? 0) - at] : [])),

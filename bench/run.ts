@@ -8,11 +8,12 @@ import os from 'node:os';
 import { QUEUES, PARTITIONS, newId } from '@tes/contracts';
 import { createLogger } from '@tes/logger';
 import { Broker } from '@tes/messaging';
-import { AMQP_URL, MONGO_URL, admin, startStack, type Stack } from '@tes/testing';
+import { AMQP_URL, MONGO_URL, admin, startStack } from '@tes/testing';
 import { dbRates, httpsHello, rabbitRoundTrip, type Ceilings } from './lib/ceilings.js';
 import { keepAliveClient } from './lib/http-client.js';
 import { benchAccountKeys } from './lib/accounts.js';
 import { startWebhookReceiver } from './lib/receiver.js';
+import { rssMb } from './lib/proc.js';
 import { commandCounts, countsSince, dbBoundTasksPerS, perTask } from './lib/db-commands.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { median, medianSummary, openLoad, summarize, type LatencySummary } from './lib/load.js';
@@ -43,19 +44,6 @@ interface NewAccount {
 }
 
 const log = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
-
-function rssMb(pid: number | undefined): number {
-  if (!pid) return NaN;
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
-  return Math.round((kb / 1024) * 10) / 10;
-}
-
-function memory(stack: Stack): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [name, proc] of stack.procs) out[name] = rssMb(proc.child.pid);
-  return out;
-}
 
 async function queueBacklog(broker: Broker): Promise<number> {
   const names: string[] = [QUEUES.executorSteps.name, QUEUES.dispatcherTaskEvents.name];
@@ -111,11 +99,11 @@ async function main(): Promise<void> {
   const results: Record<string, unknown> = {};
   try {
     await new Promise((r) => setTimeout(r, 1500));
-    const memoryStarted = memory(stack);
+    const memoryStarted = rssMb(stack);
     // Idle: after a quiet while, once V8's memory reducer has had its chance, as in a real deployment.
     const idleCounts0 = await commandCounts();
     await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
-    const memoryIdle = memory(stack);
+    const memoryIdle = rssMb(stack);
     const idleCounts1 = await commandCounts();
     log(
       `RSS MB 1.5 s after start: ${JSON.stringify(memoryStarted)}; idle after ${IDLE_SETTLE_MS / 1000} s more: ${JSON.stringify(memoryIdle)}`,
@@ -278,7 +266,7 @@ async function main(): Promise<void> {
       best = rate;
     }
     results['sustained'] = { highest_ok_rate_per_s: best, steps: sustained };
-    results['memory_after_load_mb'] = memory(stack);
+    results['memory_after_load_mb'] = rssMb(stack);
 
     // 5. Webhook fan-out: task.event messages straight to the dispatcher, many endpoints.
     const fanout = async (label: string, pathOf: (i: number) => string, events: number) => {

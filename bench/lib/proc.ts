@@ -41,3 +41,33 @@ export function cpuSeconds(stack: Stack): Map<string, number> {
   }
   return out;
 }
+
+export interface MemoryMb {
+  /** Resident set: anon + file. */
+  rss: number;
+  /** Anonymous memory: the heaps. */
+  anon: number;
+  /** Mapped files: mostly the node binary, shared between processes. */
+  file: number;
+}
+
+/** Each service's memory, in MB, from /proc/<pid>/status. */
+export function memoryMb(stack: Stack): Record<string, MemoryMb> {
+  const out: Record<string, MemoryMb> = {};
+  for (const [name, proc] of stack.procs) {
+    let status = '';
+    try {
+      status = readFileSync(`/proc/${proc.child.pid ?? 0}/status`, 'utf8');
+    } catch {
+      // exited: NaN below
+    }
+    const mb = (key: string) => Math.round(Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) / 102.4) / 10;
+    out[name] = { rss: mb('VmRSS'), anon: mb('RssAnon'), file: mb('RssFile') };
+  }
+  return out;
+}
+
+/** Each service's RSS, in MB. */
+export function rssMb(stack: Stack): Record<string, number> {
+  return Object.fromEntries(Object.entries(memoryMb(stack)).map(([name, m]) => [name, m.rss]));
+}
