@@ -1,5 +1,5 @@
 import mongoose from 'mongoose';
-import { EXCHANGES, newId, type StepRun, type TaskEvent, type TaskReply } from '@tes/contracts';
+import { EXCHANGES, newId, type StepResult, type StepRun, type TaskEvent, type TaskReply } from '@tes/contracts';
 import { Broker } from '@tes/messaging';
 import { connectMongo, ensureIndexes } from '@tes/store';
 import { AMQP_URL, MONGO_URL, memoryLogger, uniqueName, waitFor } from '@tes/testing';
@@ -93,42 +93,29 @@ function driver(get: () => Orchestrator) {
     waitFor(() => get().steps.find((s) => s.task_id === taskId && s.step_index === index), { what: `step.run ${index} of ${taskId}` });
   const eventsOf = (taskId: string) => get().events.filter((e) => e.task.id === taskId);
 
-  function complete(step: StepRun, output: Record<string, unknown> = { text: 'done' }) {
+  /** A step.result for `step`, as the executor would send it. */
+  function sendResult(step: StepRun, result: Omit<StepResult, 'task_id' | 'account_id' | 'environment' | 'step_index'>) {
     return get().client.publish(
       'step.result',
-      {
-        task_id: step.task_id,
-        account_id: step.account_id,
-        environment: step.environment,
-        step_index: step.step_index,
-        outcome: 'complete',
-        output,
-        duration_ms: 3,
-      },
+      { task_id: step.task_id, account_id: step.account_id, environment: step.environment, step_index: step.step_index, ...result },
       { partitionKey: step.account_id },
     );
   }
 
-  function needsAuth(step: StepRun, service: string) {
-    return get().client.publish(
-      'step.result',
-      {
-        task_id: step.task_id,
-        account_id: step.account_id,
-        environment: step.environment,
-        step_index: step.step_index,
-        outcome: 'needs_authorization',
-        authorization: {
-          reason: 'oauth_consent_required',
-          service,
-          auth_url: `http://127.0.0.1:1/oauth/start/${step.task_id}`,
-          message: `Connect ${service}`,
-        },
-        duration_ms: 1,
+  const complete = (step: StepRun, output: Record<string, unknown> = { text: 'done' }) =>
+    sendResult(step, { outcome: 'complete', output, duration_ms: 3 });
+
+  const needsAuth = (step: StepRun, service: string) =>
+    sendResult(step, {
+      outcome: 'needs_authorization',
+      authorization: {
+        reason: 'oauth_consent_required',
+        service,
+        auth_url: `http://127.0.0.1:1/oauth/start/${step.task_id}`,
+        message: `Connect ${service}`,
       },
-      { partitionKey: step.account_id },
-    );
-  }
+      duration_ms: 1,
+    });
 
   /** The task once `pred` holds for it. */
   const taskWhen = (id: string, pred: (t: NonNullable<Awaited<ReturnType<TaskRepository['get']>>>) => boolean, what = `task ${id}`) =>
