@@ -37,7 +37,7 @@ export async function startDispatcher(config: Config, logger: Logger, metrics?: 
   const repos = createRepositories(mongo);
   await ensureIndexes(mongo);
 
-  const http = new HttpSender(guard);
+  const http = new HttpSender(guard, config.DELIVERY_CONCURRENCY);
   const configCache = new ConfigCache(repos, config.WEBHOOK_CONFIG_CACHE_MS);
   const checkpoint = crashHook(config.DISPATCHER_CRASH_POINT);
   const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;

@@ -54,7 +54,15 @@ export class HttpSender {
   private readonly agents = new Map<string, { agent: http.Agent; usedAt: number }>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly guard: GuardOptions) {
+  /**
+   * `maxFreeSockets`: idle connections kept per environment and origin. It should be the
+   * deliveries this replica keeps in flight: with fewer, a burst to endpoints on one host (many
+   * accounts behind one receiver) closes connections it reopens at once.
+   */
+  constructor(
+    private readonly guard: GuardOptions,
+    private readonly maxFreeSockets = 256,
+  ) {
     this.sweeper = setInterval(() => this.sweep(), 60_000);
     this.sweeper.unref();
   }
@@ -86,7 +94,13 @@ export class HttpSender {
     const key = `${environment} ${url.protocol}//${url.host}`;
     let entry = this.agents.get(key);
     if (!entry) {
-      const options = { keepAlive: true, maxSockets: Infinity, maxFreeSockets: 64, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' as const };
+      const options = {
+        keepAlive: true,
+        maxSockets: Infinity,
+        maxFreeSockets: this.maxFreeSockets,
+        timeout: IDLE_SOCKET_MS,
+        scheduling: 'lifo' as const,
+      };
       entry = { agent: url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options), usedAt: 0 };
       this.agents.set(key, entry);
     }
