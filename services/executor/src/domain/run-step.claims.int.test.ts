@@ -41,6 +41,24 @@ describe('step claims (real database)', () => {
     expect(takeover?.id).toBe(`${expired}#1`);
   });
 
+  it("ignores a slow holder's release after a takeover: a duplicate delivery does not run the step beside the new holder", async () => {
+    const step = h.step({ tool: 'github', action: 'create_issue', input: { owner: 'claims-slow', repo: 'r', title: 'Once' } });
+    const key = step.idempotency_key;
+    const slow = await claims.claimFirst(key, 1, Date.now() - 1000); // its lease is over: presumed dead
+    const takeover = await claims.acquire(key, 60_000);
+    expect(takeover?.id).toBe(`${key}#1`);
+    await claims.release(slow!); // the slow holder was alive after all, and gives its claim back
+    expect(await runStep(step, { ...h.deps(), claims })).toBeUndefined();
+    const list = await runStep(h.step({ tool: 'github', action: 'list_issues', input: { owner: 'claims-slow', repo: 'r' } }), h.deps());
+    expect(list.output?.['items']).toEqual([]);
+  });
+
+  it('claims generation 0 only once, so only a first dispatch skips the reads', async () => {
+    const key = `task_first:${Date.now()}`;
+    expect((await claims.claimFirst(key, 60_000))?.id).toBe(`${key}#0`);
+    expect(await claims.claimFirst(key, 60_000)).toBeUndefined();
+  });
+
   it('gives the claim back after needs_authorization or a release, so the next dispatch runs at once', async () => {
     const key = `task_release:${Date.now()}`;
     const c = await claims.acquire(key, 60_000);

@@ -44,11 +44,22 @@ export async function runStep(step: StepRun, deps: RunStepDeps & { claims: StepC
  * the orchestrator's reaper dispatches the step again once the lease has run out.
  */
 export async function runStep(step: StepRun, deps: RunStepDeps): Promise<StepResult | undefined> {
-  // Both reads at once: one round trip of waiting instead of two.
-  const [done, latest] = await Promise.all([deps.steps.find(step.idempotency_key), deps.claims?.latest(step.idempotency_key)]);
-  if (done) return done.result;
-  if (!deps.claims) return runClaimed(step, deps);
-  const claim = await deps.claims.acquire(step.idempotency_key, step.timeout_ms + CLAIM_MARGIN_MS, Date.now(), latest ?? null);
+  const key = step.idempotency_key;
+  if (!deps.claims) {
+    const done = await deps.steps.find(key);
+    return done ? done.result : runClaimed(step, deps);
+  }
+  const leaseMs = step.timeout_ms + CLAIM_MARGIN_MS;
+  // A step's first dispatch: generation 0 is free only if the step was never claimed, so never
+  // run (a step is recorded by its claim's holder only): no read needed.
+  let claim = await deps.claims.claimFirst(key, leaseMs);
+  if (!claim) {
+    // Claimed before: recorded already (answer again), held by someone else, or free again
+    // (released, or its holder died). Both reads at once: one round trip of waiting instead of two.
+    const [done, latest] = await Promise.all([deps.steps.find(key), deps.claims.latest(key)]);
+    if (done) return done.result;
+    claim = await deps.claims.acquire(key, leaseMs, Date.now(), latest);
+  }
   if (!claim) {
     deps.logger.info('step is being run by another executor; not run again', { task_id: step.task_id, step_index: step.step_index });
     return undefined;
