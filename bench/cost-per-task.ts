@@ -16,7 +16,7 @@ import { benchAccountKeys } from './lib/accounts.js';
 import { startWebhookReceiver } from './lib/receiver.js';
 import { commandCounts, countsSince, perTask, type CommandCounts } from './lib/db-commands.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
-import { cpuSeconds } from './lib/proc.js';
+import { cpuPerTaskMs, cpuSeconds } from './lib/proc.js';
 
 const TASKS = Number(process.env['TASKS'] ?? 1000);
 const receiver = await startWebhookReceiver();
@@ -71,16 +71,10 @@ try {
   console.log(`${TASKS} tasks, ${completed} task.complete webhooks received, ${elapsedMs} ms`);
   console.table(rows);
   console.log(`database commands per task: ${Math.round(total * 10) / 10}`);
-  const cpuMs: Record<string, { cpu_ms_per_task: number }> = {};
-  let cpuTotal = 0;
-  for (const [g, seconds] of cpu1) {
-    const ms = ((seconds - (cpu0.get(g) ?? 0)) * 1000) / TASKS;
-    cpuMs[g] = { cpu_ms_per_task: Math.round(ms * 100) / 100 };
-    if (g !== 'load generator' && g !== 'other') cpuTotal += ms;
-  }
-  console.table(cpuMs);
+  const cpu = cpuPerTaskMs(cpu0, cpu1, TASKS, elapsedMs);
+  console.table(Object.fromEntries(Object.entries(cpu.by_process).map(([g, ms]) => [g, { cpu_ms_per_task: ms }])));
   console.log(
-    `CPU per task (the stack: services, FerretDB, its PostgreSQL backends, RabbitMQ): ${Math.round(cpuTotal * 100) / 100} ms, so at most ${Math.round((os.cpus().length * 1000) / cpuTotal)} tasks/s on ${os.cpus().length} cores`,
+    `CPU per task (the stack: services, FerretDB, its PostgreSQL backends, RabbitMQ): ${cpu.stack} ms, so at most ${cpu.cpu_bound_tasks_per_s} tasks/s on ${os.cpus().length} cores`,
   );
 } finally {
   await stack.stopAll();

@@ -1,7 +1,8 @@
 /**
  * `pnpm bench`: measures the running system under open-model load and reports each
  * figure beside the raw ceilings of the same machine, measured in the same run.
- * BENCH_QUICK=1 shortens every phase (a smoke run, not a report).
+ * BENCH_QUICK=1 shortens every phase (a smoke run, not a report); BENCH_RENDER_FROM=<a run's JSON>
+ * only rewrites the report from it.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -13,7 +14,7 @@ import { dbRates, httpsHello, rabbitRoundTrip, type Ceilings } from './lib/ceili
 import { keepAliveClient } from './lib/http-client.js';
 import { benchAccountKeys } from './lib/accounts.js';
 import { startWebhookReceiver } from './lib/receiver.js';
-import { rssMb } from './lib/proc.js';
+import { cpuPerTaskMs, cpuSeconds, isStackProcess, rssMb, type CpuPerTask } from './lib/proc.js';
 import { commandCounts, countsSince, dbBoundTasksPerS, perTask } from './lib/db-commands.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { median, medianSummary, openLoad, summarize, type LatencySummary } from './lib/load.js';
@@ -102,9 +103,11 @@ async function main(): Promise<void> {
     const memoryStarted = rssMb(stack);
     // Idle: after a quiet while, once V8's memory reducer has had its chance, as in a real deployment.
     const idleCounts0 = await commandCounts();
+    const idleCpu0 = cpuSeconds(stack);
     await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
     const memoryIdle = rssMb(stack);
     const idleCounts1 = await commandCounts();
+    const idleCpu1 = cpuSeconds(stack);
     log(
       `RSS MB 1.5 s after start: ${JSON.stringify(memoryStarted)}; idle after ${IDLE_SETTLE_MS / 1000} s more: ${JSON.stringify(memoryIdle)}`,
     );
@@ -213,13 +216,26 @@ async function main(): Promise<void> {
     const e2e: Record<string, unknown> = {};
     for (const [i, rate] of E2E_RATES.entries()) {
       const runs = [];
-      // The lowest rate's runs, settled, also count the database commands per task.
-      const counted = i === 0 ? { before: await commandCounts(), created: e2eCreated, t0: Date.now() } : undefined;
+      // The lowest rate's runs, settled, also count the database commands and the CPU time per task.
+      const counted = i === 0 ? { before: await commandCounts(), cpu: cpuSeconds(stack), created: e2eCreated, t0: Date.now() } : undefined;
       for (let run = 0; run < RUNS; run++) {
         runs.push(await endToEnd(rate));
         await settled(`e2e @${rate}/s`);
       }
       const after = counted && (await commandCounts());
+      if (counted) {
+        const cpu = cpuPerTaskMs(
+          counted.cpu,
+          cpuSeconds(stack),
+          e2eCreated - counted.created,
+          Date.now() - counted.t0,
+          idleCpu0,
+          idleCpu1,
+          IDLE_SETTLE_MS,
+        );
+        results['cpu_ms_per_task'] = cpu;
+        log(`CPU ms per task: ${JSON.stringify(cpu)}`);
+      }
       if (counted?.before && after && idleCounts0 && idleCounts1) {
         const commands = perTask(
           countsSince(after, counted.before),
@@ -346,6 +362,7 @@ async function main(): Promise<void> {
     started_at: startedAt,
     load_average: { at_start: loadAtStart, at_end: os.loadavg().map((l) => Math.round(l * 100) / 100) },
     quick: QUICK,
+    settings: { env: benchEnv(), runs: RUNS, warmup_s: WARMUP_MS / 1000, measured_s: DURATION_MS / 1000 },
     machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model, memory_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version },
     ceilings,
     results,
@@ -358,6 +375,13 @@ async function main(): Promise<void> {
   writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(target, renderMarkdown(report) + handWritten(target));
   log(`report written: ${json} and ${target}`);
+}
+
+async function rerender(from: string): Promise<void> {
+  const report = JSON.parse(readFileSync(from, 'utf8')) as Parameters<typeof renderMarkdown>[0];
+  const target = report.quick ? 'bench/results/quick.md' : 'docs/performance.md';
+  writeFileSync(target, renderMarkdown(report) + handWritten(target));
+  log(`report rewritten from ${from}: ${target}`);
 }
 
 /** The hand-written analysis at the end of the previous report, if any: the bench rewrites only the figures. */
@@ -373,7 +397,7 @@ function handWritten(file: string): string {
 }
 
 function benchEnv(): string {
-  const set = Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_'));
+  const set = Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_') && k !== 'BENCH_RENDER_FROM');
   return set.length ? set.map(([k, v]) => `\`${k}=${v ?? ''}\``).join(' ') : 'the default settings';
 }
 
@@ -381,6 +405,7 @@ function renderMarkdown(report: {
   started_at: string;
   load_average: { at_start: number[]; at_end: number[] };
   quick: boolean;
+  settings?: { env: string; runs: number; warmup_s: number; measured_s: number };
   machine: Record<string, unknown>;
   ceilings: Ceilings;
   results: Record<string, unknown>;
@@ -404,17 +429,26 @@ function renderMarkdown(report: {
     };
     db_commands_per_task?: Record<string, number>;
     db_bound_tasks_per_s?: number;
+    cpu_ms_per_task?: CpuPerTask;
     memory_after_start_mb?: Record<string, number>;
     memory_idle_mb: Record<string, number>;
     memory_after_load_mb: Record<string, number>;
   };
+  // Reports written before the settings were kept in the JSON: those of this process.
+  const settings = report.settings ?? { env: benchEnv(), runs: RUNS, warmup_s: WARMUP_MS / 1000, measured_s: DURATION_MS / 1000 };
   const helloP99 = c.https_hello_latency_500rps.p99;
+  const cpuList = (byProcess: Record<string, number>, ofStack: boolean) =>
+    Object.entries(byProcess)
+      .filter(([k]) => isStackProcess(k) === ofStack)
+      .sort(([, a], [, b]) => b - a)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
   const row = (name: string, s: LatencySummary, extra = '') =>
     `| ${name} | ${s.p50} | ${s.p99} | ${s.p999} | ${(s.p99 / helloP99).toFixed(1)}× | ${extra} |`;
   const lines = [
     '# Performance',
     '',
-    `Measured by \`pnpm bench\` on ${report.started_at} with ${benchEnv()} (${report.quick ? 'QUICK smoke run' : `${RUNS} runs per figure, medians, ${WARMUP_MS / 1000} s warm-up discarded, ${DURATION_MS / 1000} s measured`}).`,
+    `Measured by \`pnpm bench\` on ${report.started_at} with ${settings.env} (${report.quick ? 'QUICK smoke run' : `${settings.runs} runs per figure, medians, ${settings.warmup_s} s warm-up discarded, ${settings.measured_s} s measured`}).`,
     `Load average (1, 5, 15 min) of the machine at the start: ${report.load_average.at_start.join(', ')}; at the end: ${report.load_average.at_end.join(', ')} (another engineer's work shares the machine).`,
     `Machine: ${String(report.machine['cores'])} cores (${String(report.machine['cpu'])}), ${String(report.machine['memory_gib'])} GiB, Node ${String(report.machine['node'])}; RabbitMQ and FerretDB (PostgreSQL backend) on the same machine; all five services and the load generator share the two cores.`,
     'Load is open-model: each request leaves at its scheduled time and its latency counts from that time, so queueing is not hidden.',
@@ -458,6 +492,15 @@ function renderMarkdown(report: {
           '',
         ]
       : ['The database commands per task were not counted (no FerretDB `/debug/metrics` at `FERRETDB_DEBUG_URL`).', '']),
+    ...(r.cpu_ms_per_task
+      ? [
+          `Each task cost **${r.cpu_ms_per_task.stack} ms of CPU** over the same runs (${cpuList(r.cpu_ms_per_task.by_process, true)} ms; ` +
+            `not counted: ${cpuList(r.cpu_ms_per_task.by_process, false)} ms; from /proc, less the idle stack's own use), so the ${String(report.machine['cores'])} cores ` +
+            `bound the whole stack at **${r.cpu_ms_per_task.cpu_bound_tasks_per_s} tasks/s**; the sustained rate is ` +
+            `**${((r.sustained.highest_ok_rate_per_s / r.cpu_ms_per_task.cpu_bound_tasks_per_s) * 100).toFixed(0)} %** of it.`,
+          '',
+        ]
+      : []),
     '| rate | p50 | p99 (median of runs) | p99 of each run | ok |',
     '|---|---|---|---|---|',
     ...Object.entries(r.sustained.steps).map(
@@ -488,7 +531,10 @@ function renderMarkdown(report: {
   return lines.join('\n');
 }
 
-main().catch((err: unknown) => {
+/** `BENCH_RENDER_FROM=bench/results/latest.json`: rewrites the report from a run's JSON, without running anything. */
+const RENDER_FROM = process.env['BENCH_RENDER_FROM'];
+
+(RENDER_FROM ? rerender(RENDER_FROM) : main()).catch((err: unknown) => {
   process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });

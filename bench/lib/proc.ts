@@ -1,4 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
+import os from 'node:os';
 import { MONGO_URL, type Stack } from '@tes/testing';
 
 /**
@@ -40,6 +41,50 @@ export function cpuSeconds(stack: Stack): Map<string, number> {
     out.set(group, (out.get(group) ?? 0) + p.seconds);
   }
   return out;
+}
+
+/** Groups that are not the stack (shown, but not counted in its CPU per task). */
+const NOT_THE_STACK = new Set(['load generator', 'other']);
+
+export function isStackProcess(group: string): boolean {
+  return !NOT_THE_STACK.has(group);
+}
+
+export interface CpuPerTask {
+  /** CPU ms per task of each process group (the services, FerretDB, PostgreSQL, RabbitMQ, ...). */
+  by_process: Record<string, number>;
+  /** The stack's total: everything but the load generator and unrelated processes. */
+  stack: number;
+  /** What the machine's cores allow at that cost, every core busy with nothing else. */
+  cpu_bound_tasks_per_s: number;
+}
+
+/**
+ * CPU ms per task between two `cpuSeconds` readings `elapsedMs` apart, less what the idle stack
+ * used in as long (its pollers and sweepers: `idle0` and `idle1` were read `idleMs` apart).
+ */
+export function cpuPerTaskMs(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  tasks: number,
+  elapsedMs: number,
+  idle0?: Map<string, number>,
+  idle1?: Map<string, number>,
+  idleMs = 1,
+): CpuPerTask {
+  const byProcess: Record<string, number> = {};
+  let stack = 0;
+  for (const [group, seconds] of after) {
+    const idle = idle0 && idle1 ? (((idle1.get(group) ?? 0) - (idle0.get(group) ?? 0)) * elapsedMs) / idleMs : 0;
+    const ms = (Math.max(0, seconds - (before.get(group) ?? 0) - idle) * 1000) / Math.max(1, tasks);
+    byProcess[group] = Math.round(ms * 100) / 100;
+    if (isStackProcess(group)) stack += ms;
+  }
+  return {
+    by_process: byProcess,
+    stack: Math.round(stack * 100) / 100,
+    cpu_bound_tasks_per_s: Math.round((os.cpus().length * 1000) / stack),
+  };
 }
 
 export interface MemoryMb {
