@@ -71,7 +71,7 @@ try {
   console.log(`${TASKS} tasks, ${completed} task.complete webhooks received, ${elapsedMs} ms`);
   console.table(rows);
   console.log(`database commands per task: ${Math.round(total * 10) / 10}`);
-  const cpu = cpuPerTaskMs(cpu0, cpu1, TASKS, elapsedMs);
+  const cpu = cpuPerTaskMs(cpu0, cpu1, TASKS);
   console.table(Object.fromEntries(Object.entries(cpu.by_process).map(([g, ms]) => [g, { cpu_ms_per_task: ms }])));
   console.log(
     `CPU per task (the stack: services, FerretDB, its PostgreSQL backends, RabbitMQ): ${cpu.stack} ms, so at most ${cpu.cpu_bound_tasks_per_s} tasks/s on ${os.cpus().length} cores`,

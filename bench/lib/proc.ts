@@ -59,24 +59,12 @@ export interface CpuPerTask {
   cpu_bound_tasks_per_s: number;
 }
 
-/**
- * CPU ms per task between two `cpuSeconds` readings `elapsedMs` apart, less what the idle stack
- * used in as long (its pollers and sweepers: `idle0` and `idle1` were read `idleMs` apart).
- */
-export function cpuPerTaskMs(
-  before: Map<string, number>,
-  after: Map<string, number>,
-  tasks: number,
-  elapsedMs: number,
-  idle0?: Map<string, number>,
-  idle1?: Map<string, number>,
-  idleMs = 1,
-): CpuPerTask {
+/** CPU ms per task between two `cpuSeconds` readings, all of it (the stack's own pollers included). */
+export function cpuPerTaskMs(before: Map<string, number>, after: Map<string, number>, tasks: number): CpuPerTask {
   const byProcess: Record<string, number> = {};
   let stack = 0;
   for (const [group, seconds] of after) {
-    const idle = idle0 && idle1 ? (((idle1.get(group) ?? 0) - (idle0.get(group) ?? 0)) * elapsedMs) / idleMs : 0;
-    const ms = (Math.max(0, seconds - (before.get(group) ?? 0) - idle) * 1000) / Math.max(1, tasks);
+    const ms = ((seconds - (before.get(group) ?? 0)) * 1000) / Math.max(1, tasks);
     byProcess[group] = Math.round(ms * 100) / 100;
     if (isStackProcess(group)) stack += ms;
   }
