@@ -18,6 +18,12 @@ export interface QueueSpec {
   bindings: readonly string[];
   /** One active consumer at a time across all replicas: the single writer of a partition. */
   singleActiveConsumer?: boolean;
+  /**
+   * This process's own queue (a broadcast to every replica): exclusive to the connection, gone
+   * with it, re-declared on reconnect; no dead letters. What was published while it did not exist
+   * is lost: a consumer whose `ConsumerHandle.attachment()` changed must assume it missed messages.
+   */
+  exclusive?: boolean;
 }
 
 /**
@@ -45,6 +51,11 @@ export interface Delivery<T extends MessageType = MessageType> {
 }
 
 export type Handler = (delivery: Delivery) => Promise<void>;
+
+/** What `consume` returns: the consumer's current attachment, undefined while it has none (broker unreachable). */
+export interface ConsumerHandle {
+  attachment(): ConsumerAttachment | undefined;
+}
 
 export interface ConsumeOptions {
   prefetch?: number;
@@ -90,6 +101,7 @@ interface Registration {
   options: Required<ConsumeOptions>;
   channel?: Channel | undefined;
   consumerTag?: string | undefined;
+  attachment?: ConsumerAttachment | undefined;
 }
 
 interface PendingRequest {
@@ -203,6 +215,11 @@ export class Broker {
     const ch = channel ?? this.confirmChannel;
     if (!ch) throw new BrokerUnavailableError();
     const name = this.name(queue.name);
+    if (queue.exclusive) {
+      await ch.assertQueue(name, { exclusive: true, autoDelete: true, durable: false });
+      for (const key of queue.bindings) await ch.bindQueue(name, this.name(queue.exchange), key);
+      return;
+    }
     await ch.assertQueue(`${name}.dead`, { durable: true });
     await ch.bindQueue(`${name}.dead`, this.name(EXCHANGES.dead), queue.name);
     await ch.assertQueue(name, {
@@ -216,7 +233,7 @@ export class Broker {
     for (const key of queue.bindings) await ch.bindQueue(name, this.name(queue.exchange), key);
   }
 
-  async consume(queue: QueueSpec, handler: Handler, options: ConsumeOptions = {}): Promise<void> {
+  async consume(queue: QueueSpec, handler: Handler, options: ConsumeOptions = {}): Promise<ConsumerHandle> {
     const reg: Registration = {
       queue,
       handler,
@@ -224,6 +241,7 @@ export class Broker {
     };
     this.registrations.push(reg);
     if (this.model) await this.attach(reg, this.model);
+    return { attachment: () => (reg.attachment?.open ? reg.attachment : undefined) };
   }
 
   private async attach(reg: Registration, model: ChannelModel): Promise<void> {
@@ -253,6 +271,7 @@ export class Broker {
     });
     reg.channel = ch;
     reg.consumerTag = consumerTag;
+    reg.attachment = attachment;
   }
 
   private track(p: Promise<void>): Promise<void> {

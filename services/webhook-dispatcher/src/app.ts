@@ -11,6 +11,7 @@ import { ConfigCache } from './domain/config-cache.js';
 import { crashHook } from './domain/crash-point.js';
 import { DeliveryScheduler } from './domain/delivery-scheduler.js';
 import { parseRetrySchedule } from './domain/retry-schedule.js';
+import { configAnnouncer, followConfigChanges } from './messaging/config-changes.js';
 import { consumeTaskEvents } from './messaging/task-event.consumer.js';
 import { consumeWebhookAdmin } from './messaging/webhook-admin.consumer.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
@@ -71,6 +72,11 @@ export async function startDispatcher(config: Config, logger: Logger, metrics?: 
   });
   try {
     await broker.connect();
+    // Tell every replica of the changes stored here; be told of theirs and of the operator CLI's.
+    const announcer = configAnnouncer(broker, logger);
+    repos.endpoints.onChange(announcer.announce);
+    repos.secrets.onChange(announcer.announce);
+    await followConfigChanges(broker, configCache, holder, config.WEBHOOK_CONFIG_CACHE_FOLLOWED_MS);
     await consumeTaskEvents(
       broker,
       { ...repos, config: configCache, logger, handOffMs: leaseMs, scheduler, holder, checkpoint },

@@ -1,15 +1,22 @@
 #!/usr/bin/env node
 /**
  * Operator CLI of the webhook dispatcher: endpoints, secrets, the delivery log, redelivery.
- * Talks to the dispatcher's database (MONGO_URL, MONGO_DB) directly; prints JSON on stdout.
+ * Talks to the dispatcher's database (MONGO_URL, MONGO_DB) directly; prints JSON on stdout. A
+ * changed endpoint or secret is announced on the broker (AMQP_URL, AMQP_NAMESPACE), so every
+ * replica drops its cached copy at once.
  */
 import { ConfigError, parseEnv } from '@tes/config';
 import { isAppError } from '@tes/errors';
 import { createLogger } from '@tes/logger';
+import { Broker } from '@tes/messaging';
 import { connectMongo } from '@tes/store';
 import { parseCommand, runCommand, USAGE } from './cli/commands.js';
 import { cliConfigSchema, parseHostList, type CliConfig } from './config.js';
+import { configAnnouncer } from './messaging/config-changes.js';
 import { createRepositories } from './store/repositories.js';
+
+/** How long the CLI tries to announce a change before it warns and exits (the change is stored). */
+const ANNOUNCE_BUDGET_MS = 5000;
 
 function fail(code: string, message: string, exitCode: number): never {
   process.stderr.write(`${JSON.stringify({ error: { code, message } })}\n`);
@@ -34,19 +41,52 @@ async function main(): Promise<void> {
   // Logs go to stderr, errors only: stdout carries the JSON answer alone.
   const logger = createLogger({ service: 'webhook-dispatcher-cli', level: 'error', stream: process.stderr });
   const mongo = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
+  // The broker is needed only to announce a change: connected on the first one, for at most the budget.
+  const broker = new Broker({ url: config.AMQP_URL, source: 'webhook-dispatcher-cli', logger, namespace: config.AMQP_NAMESPACE });
+  let connecting: Promise<boolean> | undefined;
+  const connected = () =>
+    (connecting ??= Promise.race([
+      broker.connect().then(
+        () => true,
+        () => false,
+      ),
+      new Promise<boolean>((r) => setTimeout(() => r(false), ANNOUNCE_BUDGET_MS).unref()),
+    ]));
+  const announcer = configAnnouncer(
+    {
+      publish: async (type, data) => {
+        if (!(await connected())) throw new Error('broker unreachable');
+        return broker.publish(type, data);
+      },
+    },
+    logger,
+    ANNOUNCE_BUDGET_MS,
+  );
+  const repos = createRepositories(mongo);
+  repos.endpoints.onChange(announcer.announce);
+  repos.secrets.onChange(announcer.announce);
+  const close = async () => {
+    await announcer.settled();
+    if (connecting && (await connecting)) await broker.close(1000).catch(() => undefined);
+    await mongo.close().catch(() => undefined);
+  };
   let result: unknown;
   try {
-    result = await runCommand(command, {
-      repos: createRepositories(mongo),
-      guard: { allowedHosts: parseHostList(config.WEBHOOK_ALLOWED_HOSTS) },
-    });
+    result = await runCommand(command, { repos, guard: { allowedHosts: parseHostList(config.WEBHOOK_ALLOWED_HOSTS) } });
   } catch (err) {
-    await mongo.close().catch(() => undefined);
+    await close();
     if (isAppError(err)) fail(err.code, err.message, 1);
     throw err;
   }
-  await mongo.close().catch(() => undefined);
+  await close();
+  if (announcer.failed() > 0) {
+    process.stderr.write(
+      'warning: the change is stored, but the dispatchers could not be told (broker unreachable): each replica sees it within its WEBHOOK_CONFIG_CACHE_FOLLOWED_MS (default 60 s)\n',
+    );
+  }
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  // A broker connection still being retried must not keep the process alive.
+  process.exit(0);
 }
 
 main().catch((err: unknown) => {

@@ -30,8 +30,13 @@ export const configSchema = {
     CLAIM_MARGIN_MS: { type: 'integer', minimum: 0, default: 30000 },
     /** How long an event waits for its task's previous version to arrive before it is sent anyway. */
     ORDER_GAP_WAIT_MS: { type: 'integer', minimum: 0, default: 1000 },
-    /** How long a replica reuses an endpoint and its secrets read from the database (0: read at every delivery). */
+    /**
+     * How long a replica reuses an endpoint and its secrets read from the database while it is not
+     * told of changes (its webhook.config_changed queue not attached); 0: read at every delivery.
+     */
     WEBHOOK_CONFIG_CACHE_MS: { type: 'integer', minimum: 0, maximum: 10000, default: 1000 },
+    /** The same while it is told of every change: only a safety net for a lost webhook.config_changed. */
+    WEBHOOK_CONFIG_CACHE_FOLLOWED_MS: { type: 'integer', minimum: 0, maximum: 3600000, default: 60000 },
     /**
      * TEST ONLY: the dispatcher SIGKILLs itself the first time it reaches this point (see
      * domain/crash-point.ts), for the crash tests. Never set in a deployment; empty: inert.
@@ -56,21 +61,24 @@ export const configSchema = {
     'CLAIM_MARGIN_MS',
     'ORDER_GAP_WAIT_MS',
     'WEBHOOK_CONFIG_CACHE_MS',
+    'WEBHOOK_CONFIG_CACHE_FOLLOWED_MS',
     'DISPATCHER_CRASH_POINT',
   ],
 } as const;
 
 export type Config = FromSchema<typeof configSchema>;
 
-/** Only what the CLI needs: the database. */
+/** Only what the CLI needs: the database, and the broker to tell the replicas of a change. */
 export const cliConfigSchema = {
   type: 'object',
   properties: {
     MONGO_URL: commonEnv.MONGO_URL,
     MONGO_DB: configSchema.properties.MONGO_DB,
     WEBHOOK_ALLOWED_HOSTS: configSchema.properties.WEBHOOK_ALLOWED_HOSTS,
+    AMQP_URL: commonEnv.AMQP_URL,
+    AMQP_NAMESPACE: configSchema.properties.AMQP_NAMESPACE,
   },
-  required: ['MONGO_URL', 'MONGO_DB', 'WEBHOOK_ALLOWED_HOSTS'],
+  required: ['MONGO_URL', 'MONGO_DB', 'WEBHOOK_ALLOWED_HOSTS', 'AMQP_URL', 'AMQP_NAMESPACE'],
 } as const;
 
 export type CliConfig = FromSchema<typeof cliConfigSchema>;

@@ -389,6 +389,20 @@ export const taskEventSchema = {
 /** Versions of one task's events are 1, 2, 3, … without gaps: consumers may wait for a missing one. */
 export type TaskEvent = FromSchema<typeof taskEventSchema>;
 
+// ---- webhook configuration (a dispatcher replica or the operator CLI → every dispatcher replica) ----
+
+/**
+ * An account environment's webhook endpoint or signing secret changed: every dispatcher replica
+ * drops its cached copy at once (published after the change is stored).
+ */
+export const webhookConfigChangedSchema = {
+  type: 'object',
+  properties: { account_id: id, environment: env },
+  required: ['account_id', 'environment'],
+  additionalProperties: false,
+} as const;
+export type WebhookConfigChanged = FromSchema<typeof webhookConfigChangedSchema>;
+
 // ---- the catalog ----
 
 export interface MessageRoute {
@@ -438,6 +452,12 @@ export const CATALOG = {
     schema: webhookDeliveriesSchema,
   },
   'webhook.redeliver': { exchange: EXCHANGES.commands, routingKey: 'dispatcher.admin', partitioned: false, schema: webhookRedeliverSchema },
+  'webhook.config_changed': {
+    exchange: EXCHANGES.events,
+    routingKey: 'webhook.config_changed',
+    partitioned: false,
+    schema: webhookConfigChangedSchema,
+  },
 } as const satisfies Record<string, MessageRoute>;
 
 export type MessageType = keyof typeof CATALOG;
@@ -466,6 +486,7 @@ export interface MessageDataMap {
   'webhook.send_test': WebhookSendTest;
   'webhook.deliveries': WebhookDeliveries;
   'webhook.redeliver': WebhookRedeliver;
+  'webhook.config_changed': WebhookConfigChanged;
 }
 
 /** Routing key of one message; partitioned routes need the partition key (the account id). */
@@ -485,4 +506,11 @@ export const QUEUES = {
   vaultRequests: { name: 'vault.requests', exchange: EXCHANGES.commands, bindings: ['vault.requests'] },
   dispatcherTaskEvents: { name: 'dispatcher.task-events', exchange: EXCHANGES.events, bindings: ['task.event.#'] },
   dispatcherAdmin: { name: 'dispatcher.admin', exchange: EXCHANGES.commands, bindings: ['dispatcher.admin'] },
+  /** Each dispatcher replica's own queue (exclusive: gone with its connection) of webhook.config_changed. */
+  dispatcherConfigChanges: (replica: string) => ({
+    name: `dispatcher.config-changes.${replica}`,
+    exchange: EXCHANGES.events,
+    bindings: ['webhook.config_changed'],
+    exclusive: true,
+  }),
 } as const;

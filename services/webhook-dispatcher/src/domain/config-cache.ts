@@ -6,21 +6,29 @@ import { Limiter } from '../store/batch.js';
 interface Entry<T> {
   value: Promise<T>;
   expiresAt: number;
+  /** The change subscription's attachment when the read started; undefined without one. */
+  epoch: number | undefined;
 }
 
 /**
  * Endpoints and signing secrets for the deliveries, read from the database at most once per
- * `ttlMs` per account environment instead of twice per delivery. A change made through this
- * process (the dashboard's `webhook.set` and `webhook.rotate_secret`, which the dispatcher
- * handles itself) clears the entry at once; a change made elsewhere (the operator CLI, another
- * replica) is seen within `ttlMs` (default 1 s). A rotation loses nothing meanwhile: the
- * previous secret keeps signing for the grace period. Concurrent misses share one read.
+ * TTL per account environment instead of twice per delivery. A change made through this process
+ * (the dashboard's `webhook.set` and `webhook.rotate_secret`, which the dispatcher handles
+ * itself) clears the entry at once. A change made elsewhere (the operator CLI, another replica)
+ * arrives as `webhook.config_changed` on this replica's own queue (`followChanges`) and clears it
+ * too; entries then live `followedTtlMs` (default 60 s, a safety net for a lost message). While
+ * that queue is not attached, or if it was attached anew since an entry was read (messages
+ * published meanwhile are lost), entries live `ttlMs` only (default 1 s). A rotation loses
+ * nothing meanwhile: the previous secret keeps signing for the grace period. Concurrent misses
+ * share one read.
  */
 export class ConfigCache {
   private readonly endpoints = new Map<string, Entry<EndpointDoc | null>>();
   private readonly secrets = new Map<string, Entry<SecretDoc[]>>();
   /** Reads at once: entries loaded together expire together, and their reloads must not crowd the database. */
   private readonly reads = new Limiter(4);
+  private subscription: () => number | undefined = () => undefined;
+  private followedTtlMs = 0;
 
   constructor(
     private readonly repos: { endpoints: EndpointRepository; secrets: SecretRepository },
@@ -44,6 +52,15 @@ export class ConfigCache {
     );
   }
 
+  /**
+   * `subscription`: the id of the open attachment of this replica's `webhook.config_changed`
+   * consumer (which calls `invalidate`), undefined while there is none.
+   */
+  followChanges(subscription: () => number | undefined, followedTtlMs: number): void {
+    this.subscription = subscription;
+    this.followedTtlMs = followedTtlMs;
+  }
+
   invalidate(accountId: string, environment: Environment): void {
     // A read already under way for this key is no longer kept when it completes (see cached).
     const key = `${accountId}:${environment}`;
@@ -55,11 +72,13 @@ export class ConfigCache {
     if (this.ttlMs <= 0) return load();
     const key = `${accountId}:${environment}`;
     const now = this.clock();
+    const epoch = this.subscription();
     const hit = map.get(key);
-    if (hit && now < hit.expiresAt) return hit.value;
+    if (hit && now < hit.expiresAt && hit.epoch === epoch) return hit.value;
     const value = load();
+    const ttl = epoch === undefined ? this.ttlMs : Math.max(this.ttlMs, this.followedTtlMs);
     // Kept for 75-100 % of the TTL (from the start of the read), so entries loaded together do not all expire together.
-    map.set(key, { value, expiresAt: now + this.ttlMs * (0.75 + Math.random() * 0.25) });
+    map.set(key, { value, expiresAt: now + ttl * (0.75 + Math.random() * 0.25), epoch });
     // A failed read is not kept.
     void value.catch(() => {
       if (map.get(key)?.value === value) map.delete(key);
