@@ -94,17 +94,27 @@ export function startService(name: string, env: Record<string, string>, nodeArgs
   };
 }
 
+/** Resolves once `/readyz` answers 200; rejects at once if the process exits first, else after `timeoutMs`. */
 export async function waitReady(port: number, proc?: ServiceProcess, timeoutMs = 60_000): Promise<void> {
-  await waitFor(
-    async () => {
-      if (proc && proc.child.exitCode !== null) throw new Error(`${proc.name} exited:\n${proc.output().slice(-3000)}`);
-      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
-      return res.status === 200;
-    },
-    { timeoutMs, intervalMs: 100, what: `readiness of ${proc?.name ?? port}` },
-  ).catch((err: unknown) => {
-    throw new Error(`${String(err)}\n${proc?.output().slice(-3000) ?? ''}`);
-  });
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (proc && (proc.child.exitCode !== null || proc.child.signalCode !== null)) {
+      throw new Error(
+        `${proc.name} exited (${proc.child.exitCode ?? proc.child.signalCode}) before it was ready:\n${proc.output().slice(-3000)}`,
+      );
+    }
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (res) => res.status === 200,
+      () => false,
+    );
+    if (ready) return;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for readiness of ${proc?.name ?? port}\n${proc?.output().slice(-3000) ?? ''}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 export interface ReceivedRequest {

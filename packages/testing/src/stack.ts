@@ -78,6 +78,12 @@ export async function startStack(
       return codes;
     },
   };
-  await Promise.all((options.only ?? SERVICES).map((s) => stack.start(s)));
+  try {
+    await Promise.all((options.only ?? SERVICES).map((s) => stack.start(s)));
+  } catch (err) {
+    // The caller never gets the stack to stop: the services that did start must not outlive the test.
+    await stack.stopAll().catch(() => undefined);
+    throw err;
+  }
   return stack;
 }
