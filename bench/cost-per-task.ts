@@ -16,7 +16,7 @@ import { benchAccountKeys } from './lib/accounts.js';
 import { startWebhookReceiver } from './lib/receiver.js';
 import { commandCounts, countsSince, perTask, type CommandCounts } from './lib/db-commands.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
-import { cpuPerTaskMs, cpuSeconds } from './lib/proc.js';
+import { cpuMeter, cpuPerTaskMs } from './lib/proc.js';
 
 const TASKS = Number(process.env['TASKS'] ?? 1000);
 const receiver = await startWebhookReceiver();
@@ -38,7 +38,7 @@ try {
   await new Promise((r) => setTimeout(r, idleMs));
   const idle = countsSince(await counts(), idle0);
 
-  const cpu0 = cpuSeconds(stack);
+  const cpu = cpuMeter(stack);
   const t0 = Date.now();
   const before = await counts();
   const ids: string[] = [];
@@ -63,7 +63,7 @@ try {
   await new Promise((r) => setTimeout(r, 1000)); // late clears and marks
   const elapsedMs = Date.now() - t0;
   const run = countsSince(await counts(), before);
-  const cpu1 = cpuSeconds(stack);
+  const cpuUsed = cpu.stop();
 
   const rows = perTask(run, TASKS, elapsedMs, idle, idleMs);
   const total = Object.values(rows).reduce((x, y) => x + y, 0);
@@ -71,10 +71,10 @@ try {
   console.log(`${TASKS} tasks, ${completed} task.complete webhooks received, ${elapsedMs} ms`);
   console.table(rows);
   console.log(`database commands per task: ${Math.round(total * 10) / 10}`);
-  const cpu = cpuPerTaskMs(cpu0, cpu1, TASKS);
-  console.table(Object.fromEntries(Object.entries(cpu.by_process).map(([g, ms]) => [g, { cpu_ms_per_task: ms }])));
+  const perTaskCpu = cpuPerTaskMs(cpuUsed, TASKS);
+  console.table(Object.fromEntries(Object.entries(perTaskCpu.by_process).map(([g, ms]) => [g, { cpu_ms_per_task: ms }])));
   console.log(
-    `CPU per task (the stack: services, FerretDB, its PostgreSQL backends, RabbitMQ): ${cpu.stack} ms, so at most ${cpu.cpu_bound_tasks_per_s} tasks/s on ${os.cpus().length} cores`,
+    `CPU per task (the stack: services, FerretDB, its PostgreSQL backends, RabbitMQ): ${perTaskCpu.stack} ms, so at most ${perTaskCpu.cpu_bound_tasks_per_s} tasks/s on ${os.cpus().length} cores`,
   );
 } finally {
   await stack.stopAll();

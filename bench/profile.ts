@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync
 import path from 'node:path';
 import { startStack, type ServiceName, type Stack } from '@tes/testing';
 import { summarizeProfile } from './lib/cpuprofile.js';
-import { cpuSeconds, rssMb } from './lib/proc.js';
+import { cpuMeter, rssMb } from './lib/proc.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { keepAliveClient } from './lib/http-client.js';
 import { openLoad, summarize } from './lib/load.js';
@@ -63,8 +63,7 @@ async function main(): Promise<void> {
   let before = new Map<ServiceName, Record<string, number>>();
   let after = before;
   let tasks = 0;
-  let cpuBefore = new Map<string, number>();
-  let cpuAfter = cpuBefore;
+  let cpuUsed = new Map<string, number>();
   const lines: string[] = [];
   try {
     const keys = await benchAccountKeys(stack, 'prof', `${receiver.base}/ok/main`);
@@ -88,14 +87,14 @@ async function main(): Promise<void> {
     created.clear();
 
     before = await commandCounts(stack);
-    cpuBefore = cpuSeconds(stack);
+    const cpu = cpuMeter(stack);
     loadStart = Date.now();
     const r = await openLoad({ ratePerSec: RATE, durationMs: DURATION_MS, warmupMs: 0, fire: (_i, s) => create(s) });
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline && [...created.keys()].some((id) => !receiver.completeAt.has(id))) await sleep(50);
     loadEnd = Date.now();
     await sleep(500); // the last read-model updates and dispatcher bookkeeping
-    cpuAfter = cpuSeconds(stack);
+    cpuUsed = cpu.stop();
     after = await commandCounts(stack);
     const rssAfter = rssMb(stack);
     tasks = created.size;
@@ -112,11 +111,11 @@ async function main(): Promise<void> {
       '',
       `## CPU per task (ms, from /proc; ${((loadEnd + 500 - loadStart) / 1000).toFixed(1)} s window, 2 cores = ${(((loadEnd + 500 - loadStart) / 1000) * 2).toFixed(1)} CPU s)`,
       '',
-      ...[...cpuAfter]
-        .map(([g, v]) => [g, ((v - (cpuBefore.get(g) ?? 0)) * 1000) / Math.max(created.size, 1)] as const)
+      ...[...cpuUsed]
+        .map(([g, v]) => [g, (v * 1000) / Math.max(created.size, 1)] as const)
         .sort((a, b) => b[1] - a[1])
         .map(([g, ms]) => `- ${g}: ${ms.toFixed(2)}`),
-      `- total: ${[...cpuAfter].reduce((sum, [g, v]) => sum + ((v - (cpuBefore.get(g) ?? 0)) * 1000) / Math.max(created.size, 1), 0).toFixed(2)}`,
+      `- total: ${[...cpuUsed].reduce((sum, [, v]) => sum + (v * 1000) / Math.max(created.size, 1), 0).toFixed(2)}`,
       '',
       '## Database commands per task',
       '',

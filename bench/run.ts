@@ -14,7 +14,7 @@ import { dbRates, httpsHello, rabbitRoundTrip, type Ceilings } from './lib/ceili
 import { keepAliveClient } from './lib/http-client.js';
 import { benchAccountKeys } from './lib/accounts.js';
 import { startWebhookReceiver } from './lib/receiver.js';
-import { cpuPerTaskMs, cpuSeconds, isStackProcess, rssMb, type CpuPerTask } from './lib/proc.js';
+import { cpuMeter, cpuPerTaskMs, isStackProcess, rssMb, type CpuPerTask } from './lib/proc.js';
 import { commandCounts, countsSince, dbBoundTasksPerS, perTask } from './lib/db-commands.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { median, medianSummary, openLoad, summarize, type LatencySummary } from './lib/load.js';
@@ -215,7 +215,7 @@ async function main(): Promise<void> {
     for (const [i, rate] of E2E_RATES.entries()) {
       const runs = [];
       // The lowest rate's runs, settled, also count the database commands and the CPU time per task.
-      const counted = i === 0 ? { before: await commandCounts(), cpu: cpuSeconds(stack), created: e2eCreated, t0: Date.now() } : undefined;
+      const counted = i === 0 ? { before: await commandCounts(), cpu: cpuMeter(stack), created: e2eCreated, t0: Date.now() } : undefined;
       for (let run = 0; run < RUNS; run++) {
         runs.push(await endToEnd(rate));
         await settled(`e2e @${rate}/s`);
@@ -224,7 +224,7 @@ async function main(): Promise<void> {
       if (counted) {
         // Gross: the idle stack's own use is included. Right after the start (the only quiet window
         // measured) the database is still building indexes, which no steady state has to pay.
-        const cpu = cpuPerTaskMs(counted.cpu, cpuSeconds(stack), e2eCreated - counted.created);
+        const cpu = cpuPerTaskMs(counted.cpu.stop(), e2eCreated - counted.created);
         results['cpu_ms_per_task'] = cpu;
         log(`CPU ms per task: ${JSON.stringify(cpu)}`);
       }

@@ -2,12 +2,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import { MONGO_URL, type Stack } from '@tes/testing';
 
-/**
- * CPU seconds used so far (user + system) by each process group: the services, this stack's
- * FerretDB (the one listening on MONGO_URL's port) and its PostgreSQL backends, the broker,
- * this load generator. Other processes (another FerretDB, other databases' backends) are "other".
- */
-export function cpuSeconds(stack: Stack): Map<string, number> {
+/** Every process with the CPU seconds (user + system) it used so far, and its group (see `cpuMeter`). */
+function processCpu(stack: Stack): { pid: number; group: string; seconds: number }[] {
   const services = new Map([...stack.procs].map(([name, p]) => [p.child.pid, name as string]));
   const mongoPort = new URL(MONGO_URL).port || '27017';
   const procs = readdirSync('/proc')
@@ -25,9 +21,10 @@ export function cpuSeconds(stack: Stack): Map<string, number> {
     });
   const ferret = procs.find((p) => p.comm === 'ferretdb' && p.cmd.includes(`:${mongoPort} `));
   const pgDb = /postgresql-url=\S*\/([^/?\s]+)/.exec(ferret?.cmd ?? '')?.[1];
-  const out = new Map<string, number>();
-  for (const p of procs) {
-    const group =
+  return procs.map((p) => ({
+    pid: p.pid,
+    seconds: p.seconds,
+    group:
       services.get(p.pid) ??
       (p.pid === process.pid
         ? 'load generator'
@@ -37,10 +34,35 @@ export function cpuSeconds(stack: Stack): Map<string, number> {
             ? 'rabbitmq'
             : pgDb && p.cmd.startsWith('postgres: ') && p.cmd.includes(` ${pgDb} `)
               ? 'postgresql (this database)'
-              : 'other');
-    out.set(group, (out.get(group) ?? 0) + p.seconds);
-  }
-  return out;
+              : 'other'),
+  }));
+}
+
+/**
+ * CPU seconds each process group uses while the meter runs: the services, this stack's FerretDB
+ * (the one listening on MONGO_URL's port) and its PostgreSQL backends, the broker, this load
+ * generator; everything else is "other". It reads /proc every `intervalMs` and adds up what each
+ * process used since its previous reading (one born meanwhile counts from zero), so a process
+ * that exits (a PostgreSQL backend whose connection FerretDB's pool closed) loses at most its
+ * last interval; a plain before/after difference would lose all it ever used, even below zero.
+ */
+export function cpuMeter(stack: Stack, intervalMs = 250): { stop(): Map<string, number> } {
+  const last = new Map(processCpu(stack).map((p) => [p.pid, p.seconds]));
+  const used = new Map<string, number>();
+  const read = () => {
+    for (const p of processCpu(stack)) {
+      used.set(p.group, (used.get(p.group) ?? 0) + Math.max(0, p.seconds - (last.get(p.pid) ?? 0)));
+      last.set(p.pid, p.seconds);
+    }
+  };
+  const timer = setInterval(read, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      read();
+      return used;
+    },
+  };
 }
 
 /** Groups that are not the stack (shown, but not counted in its CPU per task). */
@@ -59,12 +81,12 @@ export interface CpuPerTask {
   cpu_bound_tasks_per_s: number;
 }
 
-/** CPU ms per task between two `cpuSeconds` readings, all of it (the stack's own pollers included). */
-export function cpuPerTaskMs(before: Map<string, number>, after: Map<string, number>, tasks: number): CpuPerTask {
+/** CPU ms per task from what a `cpuMeter` measured over `tasks` tasks (the stack's own pollers included). */
+export function cpuPerTaskMs(used: Map<string, number>, tasks: number): CpuPerTask {
   const byProcess: Record<string, number> = {};
   let stack = 0;
-  for (const [group, seconds] of after) {
-    const ms = ((seconds - (before.get(group) ?? 0)) * 1000) / Math.max(1, tasks);
+  for (const [group, seconds] of used) {
+    const ms = (seconds * 1000) / Math.max(1, tasks);
     byProcess[group] = Math.round(ms * 100) / 100;
     if (isStackProcess(group)) stack += ms;
   }
