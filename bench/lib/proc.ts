@@ -2,6 +2,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import { MONGO_URL, type Stack } from '@tes/testing';
 
+/** PostgreSQL's own processes: shared by every database of the server, their work here is mostly FerretDB's writes. */
+const PG_SHARED = /^postgres: \S+: (walwriter|checkpointer|background writer|autovacuum (worker|launcher))/;
+
 /** Every process with the CPU seconds (user + system) it used so far, and its group (see `cpuMeter`). */
 function processCpu(stack: Stack): { pid: number; group: string; seconds: number }[] {
   const services = new Map([...stack.procs].map(([name, p]) => [p.child.pid, name as string]));
@@ -34,17 +37,20 @@ function processCpu(stack: Stack): { pid: number; group: string; seconds: number
             ? 'rabbitmq'
             : pgDb && p.cmd.startsWith('postgres: ') && p.cmd.includes(` ${pgDb} `)
               ? 'postgresql (this database)'
-              : 'other'),
+              : PG_SHARED.test(p.cmd)
+                ? 'postgresql (WAL, checkpoints, vacuum)'
+                : 'other'),
   }));
 }
 
 /**
  * CPU seconds each process group uses while the meter runs: the services, this stack's FerretDB
- * (the one listening on MONGO_URL's port) and its PostgreSQL backends, the broker, this load
- * generator; everything else is "other". It reads /proc every `intervalMs` and adds up what each
- * process used since its previous reading (one born meanwhile counts from zero), so a process
- * that exits (a PostgreSQL backend whose connection FerretDB's pool closed) loses at most its
- * last interval; a plain before/after difference would lose all it ever used, even below zero.
+ * (the one listening on MONGO_URL's port) and its PostgreSQL backends, PostgreSQL's own processes
+ * (WAL, checkpoints, vacuum), the broker, this load generator; everything else is "other". It
+ * reads /proc every `intervalMs` and adds up what each process used since its previous reading
+ * (one born meanwhile counts from zero), so a process that exits (a PostgreSQL backend whose
+ * connection FerretDB's pool closed) loses at most its last interval; a plain before/after
+ * difference would lose all it ever used, even below zero.
  */
 export function cpuMeter(stack: Stack, intervalMs = 250): { stop(): Map<string, number> } {
   const last = new Map(processCpu(stack).map((p) => [p.pid, p.seconds]));
