@@ -56,6 +56,8 @@ export async function startStack(
     opsPorts,
     procs,
     adminEnv: {
+      // The dispatcher CLI tells this stack's replicas of endpoint and secret changes.
+      AMQP_NAMESPACE: namespace,
       GATEWAY_MONGO_DB: db('gateway'),
       WEBHOOK_DISPATCHER_MONGO_DB: db('webhook-dispatcher'),
       OAUTH_VAULT_MONGO_DB: db('oauth-vault'),
