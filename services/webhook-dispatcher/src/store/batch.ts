@@ -67,7 +67,10 @@ export class Batcher<T, R> {
 
 /**
  * One unordered insertMany; each document's fate: inserted, duplicate (another insert of its
- * `_id` won, which is how claims and dedup are decided), or its own write error.
+ * `_id` won, which is how claims and dedup are decided), or its own write error. Throws when the
+ * fate of some document is unknown: the driver reports a connection lost during the write as a
+ * bulk write error with no document errors (and whatever it counted so far), which is not
+ * "all inserted"; the caller retries the batch, and the duplicates tell what had been written.
  */
 export async function insertEach(collection: Collection, docs: readonly Document[]): Promise<(InsertOutcome | Error)[]> {
   if (docs.length === 0) return [];
@@ -76,8 +79,9 @@ export async function insertEach(collection: Collection, docs: readonly Document
     await collection.insertMany(docs, { ordered: false });
   } catch (err) {
     const raw = (err as { writeErrors?: unknown }).writeErrors;
-    if (raw === undefined) throw err;
-    const writeErrors = (Array.isArray(raw) ? raw : [raw]) as { index: number; code?: number; errmsg?: string }[];
+    const writeErrors = (raw === undefined ? [] : Array.isArray(raw) ? raw : [raw]) as { index: number; code?: number; errmsg?: string }[];
+    const inserted = (err as { result?: { insertedCount?: number } }).result?.insertedCount;
+    if (writeErrors.length === 0 || inserted === undefined || inserted + writeErrors.length !== docs.length) throw err;
     for (const w of writeErrors) out[w.index] = w.code === 11000 ? 'duplicate' : new Error(w.errmsg ?? `insert failed (code ${w.code})`);
   }
   return out;
