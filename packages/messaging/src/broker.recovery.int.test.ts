@@ -4,11 +4,10 @@
  * Every test works in its own namespace and deletes what it declared; rabbitmqctl only ever
  * closes the connection this test named.
  */
-import net from 'node:net';
 import { connect as amqpConnect, type Channel, type ChannelModel } from 'amqplib';
 import { EXCHANGES, routingKeyFor, type TaskCancel } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
-import { AMQP_URL, memoryLogger, queueCounts, rabbitmqctl, uniqueName, vhostOf, waitFor } from '@tes/testing';
+import { AMQP_URL, memoryLogger, queueCounts, rabbitmqctl, startTcpProxy, uniqueName, vhostOf, waitFor, type TcpProxy } from '@tes/testing';
 import { Broker, BrokerUnavailableError, type Delivery, type QueueSpec } from './broker.js';
 
 const ACCOUNT = 'acc_recovery';
@@ -58,48 +57,10 @@ async function outcome(p: Promise<unknown>): Promise<{ error: unknown; ms: numbe
   }
 }
 
-/** A TCP proxy to RabbitMQ that a test can cut (connections dropped, new ones refused) and restore. */
-async function startProxy(
-  target: URL,
-): Promise<{ url: string; cut(): Promise<void>; restore(): Promise<void>; blackhole(): void; close(): Promise<void> }> {
-  const sockets = new Set<net.Socket>();
-  let swallow = false;
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port || 5672), target.hostname);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => undefined);
-    }
-    client.on('data', (c: Buffer) => {
-      if (!swallow) upstream.write(c);
-    });
-    upstream.pipe(client);
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-  });
-  const listen = (port: number) => new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
-  await listen(0);
-  const port = (server.address() as net.AddressInfo).port;
-  const stop = () => {
-    for (const s of sockets) s.destroy();
-    return new Promise<void>((r) => server.close(() => r()));
-  };
-  return {
-    url: `amqp://${target.username}:${target.password}@127.0.0.1:${port}${target.pathname}`,
-    async cut() {
-      await stop();
-    },
-    async restore() {
-      swallow = false;
-      await listen(port);
-    },
-    /** Frames from the client stop reaching RabbitMQ (a network that silently drops them). */
-    blackhole() {
-      swallow = true;
-    },
-    close: () => (server.listening ? stop() : Promise.resolve()),
-  };
+/** A proxy to RabbitMQ, with the client URL that goes through it. */
+async function startProxy(target: URL): Promise<TcpProxy & { url: string }> {
+  const proxy = await startTcpProxy(target.hostname, Number(target.port || 5672));
+  return { ...proxy, url: `amqp://${target.username}:${target.password}@127.0.0.1:${proxy.port}${target.pathname}` };
 }
 
 describe('Broker connection recovery (RabbitMQ integration)', () => {

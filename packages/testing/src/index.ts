@@ -268,4 +268,5 @@ export async function admin(args: string[], env: Record<string, string> = {}): P
   return JSON.parse(res.stdout);
 }
 export * from './rabbit.js';
+export * from './tcp-proxy.js';
 export * from './stack.js';
