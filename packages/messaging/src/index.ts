@@ -1,1 +1,2 @@
 export * from './broker.js';
+export * from './announcer.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ENVIRONMENTS, newId, type Environment } from '@tes/contracts';
 import { AppError } from '@tes/errors';
-import { Broker } from '@tes/messaging';
+import { Broker, changeAnnouncer, lazyPublisher } from '@tes/messaging';
 import { createLogger } from '@tes/logger';
 import { connectMongo, ensureIndexes } from '@tes/store';
 import { AccountRepository, type ApiKeyDoc } from './store/account.repository.js';
@@ -18,6 +18,9 @@ import { parseManifest } from './http/routes/tools/tool-manifest.js';
  * Prints JSON on stdout; on bad input prints {"error":{code,message}} on stderr and exits 1.
  */
 class UsageError extends Error {}
+
+/** How long the CLI tries to announce a change to the gateways before it warns and exits (the change is stored). */
+const ANNOUNCE_BUDGET_MS = 5000;
 
 const USAGE = `usage:
   accounts create --name NAME [--plan prototyping|production|enterprise]
@@ -51,7 +54,8 @@ async function main(argv: string[]): Promise<unknown> {
     },
   });
   const [group, command, id] = positionals;
-  const logger = createLogger({ service: 'gateway-cli', level: 'error' });
+  // Logs go to stderr, errors only: stdout carries the JSON answer alone.
+  const logger = createLogger({ service: 'gateway-cli', level: 'error', stream: process.stderr });
   const mongo = await connectMongo({
     url: process.env['MONGO_URL'] ?? 'mongodb://127.0.0.1:27017',
     dbName: process.env['MONGO_DB'] ?? 'tes_gateway',
@@ -59,6 +63,10 @@ async function main(argv: string[]): Promise<unknown> {
   });
   const repo = new AccountRepository(mongo);
   const owners = new OwnerRepository(mongo);
+  // A revoked key or a changed account is announced, so every gateway replica drops its cached copy.
+  const publisher = lazyPublisher(brokerOf(logger, 'gateway-cli'), ANNOUNCE_BUDGET_MS);
+  const announcer = changeAnnouncer(publisher, 'gateway.credentials_changed', logger, ANNOUNCE_BUDGET_MS);
+  repo.onChange((accountId) => announcer.announce({ account_id: accountId }));
   try {
     await ensureIndexes(mongo);
     const key = `${group ?? ''} ${command ?? ''}`;
@@ -83,15 +91,15 @@ async function main(argv: string[]): Promise<unknown> {
       case 'accounts disable':
       case 'accounts enable': {
         const acct = await accountOrFail(repo, id);
-        await repo.accounts.updateOne({ _id: acct.account_id }, { $set: { status: command === 'disable' ? 'disabled' : 'active' } });
+        await repo.setStatus(acct.account_id, command === 'disable' ? 'disabled' : 'active');
         return await accountOrFail(repo, acct.account_id);
       }
       case 'accounts set-limits': {
         const acct = await accountOrFail(repo, id);
-        const set: Record<string, number> = {};
-        if (values.rpm) set['limits.requests_per_minute'] = positiveInt(values.rpm, '--rpm');
-        if (values.concurrency) set['limits.concurrent_tasks'] = positiveInt(values.concurrency, '--concurrency');
-        await repo.accounts.updateOne({ _id: acct.account_id }, { $set: set });
+        await repo.setLimits(acct.account_id, {
+          ...(values.rpm ? { requests_per_minute: positiveInt(values.rpm, '--rpm') } : {}),
+          ...(values.concurrency ? { concurrent_tasks: positiveInt(values.concurrency, '--concurrency') } : {}),
+        });
         return await accountOrFail(repo, acct.account_id);
       }
       case 'keys create': {
@@ -108,7 +116,7 @@ async function main(argv: string[]): Promise<unknown> {
         if (!values.key) throw new UsageError('--key is required');
         const doc = await repo.keys.findById(values.key).lean<ApiKeyDoc>().exec();
         if (!doc) throw new UsageError(`no key ${values.key}`);
-        await repo.keys.updateOne({ _id: doc._id }, { $set: { status: 'revoked', revoked_at: new Date() } });
+        await repo.revokeKey(doc._id);
         return describeKey({ ...doc, status: 'revoked' });
       }
       case 'owners create': {
@@ -164,18 +172,29 @@ async function main(argv: string[]): Promise<unknown> {
         throw new UsageError(USAGE);
     }
   } finally {
+    await announcer.settled();
+    await publisher.close();
     await mongo.close();
+    if (announcer.failed() > 0) {
+      process.stderr.write(
+        'warning: the change is stored, but the gateways could not be told (broker unreachable): each replica sees it within its AUTH_CACHE_MS (default 60 s)\n',
+      );
+    }
   }
+}
+
+function brokerOf(logger: ReturnType<typeof createLogger>, source: string): Broker {
+  return new Broker({
+    url: process.env['AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672',
+    source,
+    logger,
+    namespace: process.env['AMQP_NAMESPACE'] ?? '',
+  });
 }
 
 /** Tools live with the orchestrator and the vault: the CLI asks them over the broker, as the API does. */
 async function withBroker<T>(logger: ReturnType<typeof createLogger>, fn: (broker: Broker) => Promise<T>): Promise<T> {
-  const broker = new Broker({
-    url: process.env['AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672',
-    source: 'gateway-cli',
-    logger,
-    namespace: process.env['AMQP_NAMESPACE'] ?? '',
-  });
+  const broker = brokerOf(logger, 'gateway-cli');
   await broker.connect();
   try {
     return await fn(broker);
@@ -238,6 +257,8 @@ function positiveInt(v: string, flag: string): number {
 main(process.argv.slice(2)).then(
   (out) => {
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    // A broker connection still being retried must not keep the process alive.
+    process.exit(0);
   },
   (err: unknown) => {
     const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');

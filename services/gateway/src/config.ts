@@ -23,6 +23,11 @@ export const configSchema = {
     IDEMPOTENCY_LEASE_MS: { type: 'integer', minimum: 1000, default: 30000 },
     /** How often expired idempotency records and old rate-limit windows are deleted (no TTL index on FerretDB). */
     SWEEP_INTERVAL_MS: { type: 'integer', minimum: 1000, default: 60000 },
+    /**
+     * How long an API key and its account read from the database are reused, while this replica
+     * follows gateway.credentials_changed (a revocation reaches it at once); 0 reads them on every request.
+     */
+    AUTH_CACHE_MS: { type: 'integer', minimum: 0, maximum: 3600000, default: 60000 },
   },
   required: [
     'AMQP_URL',
@@ -38,6 +43,7 @@ export const configSchema = {
     'BODY_LIMIT_BYTES',
     'IDEMPOTENCY_LEASE_MS',
     'SWEEP_INTERVAL_MS',
+    'AUTH_CACHE_MS',
     'LOG_LEVEL',
     'SHUTDOWN_TIMEOUT_MS',
   ],

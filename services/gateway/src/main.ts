@@ -1,17 +1,21 @@
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import { hostname } from 'node:os';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfigOrExit } from '@tes/config';
 import { ListenError, closeServer, listen, onShutdown, startOpsServer } from '@tes/http';
 import { createLogger } from '@tes/logger';
 import { createMetrics, httpMetrics, mountMetrics } from '@tes/metrics';
-import { Broker } from '@tes/messaging';
+import { Broker, changeAnnouncer } from '@tes/messaging';
 import { connectMongo, ensureIndexes, isConnected } from '@tes/store';
 import { configSchema, type Config } from './config.js';
 import { createApp } from './http/app.js';
 import { createPlainHttpApp } from './http/plain-http.js';
 import { dashboardOptions } from './dashboard/index.js';
 import { consumeTaskEvents } from './messaging/task-events.consumer.js';
+import { followCredentialChanges } from './messaging/credential-changes.js';
+import { CredentialsCache } from './domain/credentials-cache.js';
 import { AccountRepository } from './store/account.repository.js';
 import { IdempotencyRepository } from './store/idempotency.repository.js';
 import { RateLimitRepository } from './store/rate-limit.repository.js';
@@ -42,10 +46,20 @@ async function main(): Promise<void> {
   });
   await broker.connect();
   await consumeTaskEvents(broker, views);
+  // Keys and accounts are cached while this replica hears of every change to them (its own
+  // queue); changes made here (the dashboard) are dropped locally at once and announced.
+  const credentials = new CredentialsCache(accounts, config.AUTH_CACHE_MS);
+  const announcer = changeAnnouncer(broker, 'gateway.credentials_changed', logger);
+  accounts.onChange((accountId) => {
+    credentials.invalidate(accountId);
+    announcer.announce({ account_id: accountId });
+  });
+  await followCredentialChanges(broker, credentials, `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`);
 
   const api = createApp({
     broker,
     accounts,
+    credentials,
     views,
     rateLimits,
     idempotencyKeys,

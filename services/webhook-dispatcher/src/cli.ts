@@ -8,7 +8,7 @@
 import { ConfigError, parseEnv } from '@tes/config';
 import { isAppError } from '@tes/errors';
 import { createLogger } from '@tes/logger';
-import { Broker } from '@tes/messaging';
+import { Broker, lazyPublisher } from '@tes/messaging';
 import { connectMongo } from '@tes/store';
 import { parseCommand, runCommand, USAGE } from './cli/commands.js';
 import { cliConfigSchema, parseHostList, type CliConfig } from './config.js';
@@ -42,32 +42,17 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: 'webhook-dispatcher-cli', level: 'error', stream: process.stderr });
   const mongo = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
   // The broker is needed only to announce a change: connected on the first one, for at most the budget.
-  const broker = new Broker({ url: config.AMQP_URL, source: 'webhook-dispatcher-cli', logger, namespace: config.AMQP_NAMESPACE });
-  let connecting: Promise<boolean> | undefined;
-  const connected = () =>
-    (connecting ??= Promise.race([
-      broker.connect().then(
-        () => true,
-        () => false,
-      ),
-      new Promise<boolean>((r) => setTimeout(() => r(false), ANNOUNCE_BUDGET_MS).unref()),
-    ]));
-  const announcer = configAnnouncer(
-    {
-      publish: async (type, data) => {
-        if (!(await connected())) throw new Error('broker unreachable');
-        return broker.publish(type, data);
-      },
-    },
-    logger,
+  const publisher = lazyPublisher(
+    new Broker({ url: config.AMQP_URL, source: 'webhook-dispatcher-cli', logger, namespace: config.AMQP_NAMESPACE }),
     ANNOUNCE_BUDGET_MS,
   );
+  const announcer = configAnnouncer(publisher, logger, ANNOUNCE_BUDGET_MS);
   const repos = createRepositories(mongo);
   repos.endpoints.onChange(announcer.announce);
   repos.secrets.onChange(announcer.announce);
   const close = async () => {
     await announcer.settled();
-    if (connecting && (await connecting)) await broker.close(1000).catch(() => undefined);
+    await publisher.close();
     await mongo.close().catch(() => undefined);
   };
   let result: unknown;

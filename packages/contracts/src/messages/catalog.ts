@@ -403,6 +403,15 @@ export const webhookConfigChangedSchema = {
 } as const;
 export type WebhookConfigChanged = FromSchema<typeof webhookConfigChangedSchema>;
 
+/** An account or one of its API keys changed (key revoked, account disabled or enabled, limits set): gateways drop what they cached of it. */
+export const gatewayCredentialsChangedSchema = {
+  type: 'object',
+  properties: { account_id: id },
+  required: ['account_id'],
+  additionalProperties: false,
+} as const;
+export type GatewayCredentialsChanged = FromSchema<typeof gatewayCredentialsChangedSchema>;
+
 // ---- the catalog ----
 
 export interface MessageRoute {
@@ -458,6 +467,12 @@ export const CATALOG = {
     partitioned: false,
     schema: webhookConfigChangedSchema,
   },
+  'gateway.credentials_changed': {
+    exchange: EXCHANGES.events,
+    routingKey: 'gateway.credentials_changed',
+    partitioned: false,
+    schema: gatewayCredentialsChangedSchema,
+  },
 } as const satisfies Record<string, MessageRoute>;
 
 export type MessageType = keyof typeof CATALOG;
@@ -487,6 +502,7 @@ export interface MessageDataMap {
   'webhook.deliveries': WebhookDeliveries;
   'webhook.redeliver': WebhookRedeliver;
   'webhook.config_changed': WebhookConfigChanged;
+  'gateway.credentials_changed': GatewayCredentialsChanged;
 }
 
 /** Routing key of one message; partitioned routes need the partition key (the account id). */
@@ -511,6 +527,13 @@ export const QUEUES = {
     name: `dispatcher.config-changes.${replica}`,
     exchange: EXCHANGES.events,
     bindings: ['webhook.config_changed'],
+    exclusive: true,
+  }),
+  /** Each gateway replica's own queue (exclusive: gone with its connection) of gateway.credentials_changed. */
+  gatewayCredentialChanges: (replica: string) => ({
+    name: `gateway.credential-changes.${replica}`,
+    exchange: EXCHANGES.events,
+    bindings: ['gateway.credentials_changed'],
     exclusive: true,
   }),
 } as const;

@@ -4,8 +4,8 @@ import { generateApiKey, hashApiKey } from '../domain/api-key.js';
 
 /**
  * API keys as the dashboard manages them: the same documents the operator CLI writes
- * (SHA-256, prefix, last four). No cache anywhere: a revoked key is refused by the very next
- * API request on every replica.
+ * (SHA-256, prefix, last four). A revocation goes through the repository, which announces it:
+ * every replica's credential cache drops the key at once (CredentialsCache).
  */
 export interface KeyView {
   id: string;
@@ -60,11 +60,7 @@ export async function createKey(
 
 /** Revokes one of the account's active keys; null when there is no such active key. */
 export async function revokeKey(accounts: AccountRepository, accountId: string, keyId: string, now = new Date()): Promise<KeyView | null> {
-  const res = await accounts.keys.updateOne(
-    { _id: keyId, account_id: accountId, status: 'active' },
-    { $set: { status: 'revoked', revoked_at: now } },
-  );
-  if (res.matchedCount === 0) return null;
+  if (!(await accounts.revokeKey(keyId, accountId, now))) return null;
   const doc = await accounts.keys.findById(keyId).lean<ApiKeyDoc>().exec();
   return doc ? keyView(doc) : null;
 }

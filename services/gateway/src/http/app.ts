@@ -3,6 +3,7 @@ import type { Logger } from '@tes/logger';
 import type { Broker } from '@tes/messaging';
 import { errorMiddleware, methods, notFound, requestId, requestLog } from '@tes/http';
 import type { AccountRepository } from '../store/account.repository.js';
+import type { CredentialsSource } from '../domain/credentials-cache.js';
 import type { IdempotencyRepository } from '../store/idempotency.repository.js';
 import type { RateLimitRepository } from '../store/rate-limit.repository.js';
 import type { TaskViewRepository } from '../store/task-view.repository.js';
@@ -25,6 +26,8 @@ import { createDashboard, type DashboardOptions } from '../dashboard/index.js';
 export interface AppDeps {
   broker: Broker;
   accounts: AccountRepository;
+  /** Where requests' keys and accounts are read: the replica's CredentialsCache; the repository when absent. */
+  credentials?: CredentialsSource;
   views: TaskViewRepository;
   rateLimits: RateLimitRepository;
   idempotencyKeys: IdempotencyRepository;
@@ -59,7 +62,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(requestLog(deps.logger, { accountId: (res) => (res.locals['auth'] as AuthContext | undefined)?.account._id }));
 
   const guard: RequestHandler[] = [
-    authenticate(deps.accounts),
+    authenticate(deps.credentials ?? deps.accounts),
     rateLimit(deps.rateLimits),
     // JSON bodies only; validBody() answers 400 for another Content-Type.
     express.json({ limit: deps.bodyLimitBytes, strict: false }),

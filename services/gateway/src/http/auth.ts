@@ -1,7 +1,8 @@
 import type { RequestHandler, Response } from 'express';
 import type { Environment } from '@tes/contracts';
 import { AppError } from '@tes/errors';
-import type { AccountDoc, AccountRepository } from '../store/account.repository.js';
+import type { AccountDoc } from '../store/account.repository.js';
+import type { CredentialsSource } from '../domain/credentials-cache.js';
 import { API_KEY_PATTERN, environmentOf, hashApiKey, sameHash } from '../domain/api-key.js';
 
 export interface AuthContext {
@@ -15,10 +16,11 @@ export function authOf(res: Response): AuthContext {
 }
 
 /**
- * Spec 5: Bearer key. No cache of keys or accounts: both are read on every request, so a
- * revoked key or a disabled account is refused on the very next request, on every replica.
+ * Spec 5: Bearer key. The key and its account come from `credentials`: the database, or the
+ * replica's CredentialsCache, which every revocation or account change clears at once on every
+ * replica, so a revoked key or a disabled account is refused on the next request.
  */
-export function authenticate(accounts: AccountRepository): RequestHandler {
+export function authenticate(credentials: CredentialsSource): RequestHandler {
   return async (req, res, next) => {
     const header = req.get('authorization');
     if (header === undefined || header.trim() === '') {
@@ -28,7 +30,7 @@ export function authenticate(accounts: AccountRepository): RequestHandler {
     const key = match?.[1];
     if (!key || !API_KEY_PATTERN.test(key)) throw new AppError('invalid_api_key', 'The API key is malformed');
     const hash = hashApiKey(key);
-    const { key: stored, account } = await accounts.keyAndAccount(hash);
+    const { key: stored, account } = await credentials.keyAndAccount(hash);
     if (!stored || !sameHash(stored.hash, hash) || stored.status !== 'active') {
       throw new AppError('invalid_api_key', 'The API key is unknown or revoked');
     }

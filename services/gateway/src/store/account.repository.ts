@@ -48,14 +48,55 @@ apiKeySchema.index({ account_id: 1 });
 /** Key hashes whose account this process has seen: a key never changes account. Bounded. */
 const ACCOUNT_OF_KEY_MAX = 5000;
 
+/** Told of every change of an account or of one of its keys stored through this repository, after the write. */
+export type CredentialsListener = (accountId: string) => void;
+
+/**
+ * Accounts and API keys. Every change that can refuse or limit a request (a key revoked, an
+ * account disabled, enabled or given new limits) goes through `revokeKey`, `setStatus` or
+ * `setLimits`, which tell the `onChange` listeners: the gateways' credential caches are cleared
+ * through them (CredentialsCache). A new key needs no announcement: unknown keys are never cached.
+ */
 export class AccountRepository {
   readonly accounts;
   readonly keys;
   private readonly accountOfKey = new Map<string, string>();
+  private readonly listeners: CredentialsListener[] = [];
 
   constructor(conn: Connection) {
     this.accounts = conn.model<AccountDoc>('Account', accountSchema, 'accounts');
     this.keys = conn.model<ApiKeyDoc>('ApiKey', apiKeySchema, 'api_keys');
+  }
+
+  onChange(listener: CredentialsListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** Revokes the key if it is active (and, with `accountId`, belongs to that account); false when no such active key. */
+  async revokeKey(keyId: string, accountId?: string, now = new Date()): Promise<boolean> {
+    const filter = { _id: keyId, status: 'active', ...(accountId !== undefined ? { account_id: accountId } : {}) };
+    const key = await this.keys.collection.findOne(filter as never);
+    if (!key) return false;
+    const res = await this.keys.collection.updateOne(filter as never, { $set: { status: 'revoked', revoked_at: now } });
+    this.changed(key.account_id as string);
+    return res.matchedCount > 0;
+  }
+
+  async setStatus(accountId: string, status: AccountDoc['status']): Promise<void> {
+    await this.accounts.collection.updateOne({ _id: accountId } as never, { $set: { status } });
+    this.changed(accountId);
+  }
+
+  async setLimits(accountId: string, limits: NonNullable<AccountDoc['limits']>): Promise<void> {
+    const set: Record<string, number> = {};
+    for (const [k, v] of Object.entries(limits)) if (v !== undefined) set[`limits.${k}`] = v;
+    if (Object.keys(set).length === 0) return;
+    await this.accounts.collection.updateOne({ _id: accountId } as never, { $set: set });
+    this.changed(accountId);
+  }
+
+  private changed(accountId: string): void {
+    for (const l of this.listeners) l(accountId);
   }
 
   async keyByHash(hash: string): Promise<ApiKeyDoc | null> {
