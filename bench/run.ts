@@ -117,7 +117,10 @@ async function main(): Promise<void> {
     const createBody = JSON.stringify({ prompt: 'Echo "bench"' });
     const create = async () => {
       const r = await client.request('POST', `${stack.baseUrl}/tasks`, headersFor(), createBody);
-      if (r.status !== 201) throw new Error(`create answered ${r.status}: ${r.body.slice(0, 200)}`);
+      if (r.status !== 201) {
+        const code = (JSON.parse(r.body || '{}') as { error?: { code?: string } }).error?.code ?? '';
+        throw new Error(`create answered ${r.status} ${code}`.trim());
+      }
       return JSON.parse(r.body) as { id: string };
     };
     await create();
@@ -134,10 +137,11 @@ async function main(): Promise<void> {
     };
 
     // 1. Create latency.
-    const createLatency: Record<string, LatencySummary & { errors: number }> = {};
+    const createLatency: Record<string, LatencySummary & { errors: number; error_kinds?: Record<string, number> }> = {};
     for (const rate of CREATE_RATES) {
       const runs: LatencySummary[] = [];
       let errors = 0;
+      const errorKinds: Record<string, number> = {};
       for (let run = 0; run < RUNS; run++) {
         const r = await openLoad({
           ratePerSec: rate,
@@ -147,9 +151,11 @@ async function main(): Promise<void> {
         });
         runs.push(summarize(r.latenciesMs));
         errors += r.errors;
+        for (const [k, n] of Object.entries(r.statuses))
+          if (k.startsWith('error: ')) errorKinds[k.slice(7)] = (errorKinds[k.slice(7)] ?? 0) + n;
         await settled(`create @${rate}/s`);
       }
-      createLatency[`${rate}/s`] = { ...medianSummary(runs), errors };
+      createLatency[`${rate}/s`] = { ...medianSummary(runs), errors, ...(errors > 0 ? { error_kinds: errorKinds } : {}) };
       log(`create @${rate}/s: ${JSON.stringify(createLatency[`${rate}/s`])}`);
     }
     results['create_latency_ms'] = createLatency;
@@ -404,7 +410,7 @@ function renderMarkdown(report: {
 }): string {
   const c = report.ceilings;
   const r = report.results as {
-    create_latency_ms: Record<string, LatencySummary & { errors: number }>;
+    create_latency_ms: Record<string, LatencySummary & { errors: number; error_kinds?: Record<string, number> }>;
     get_latency_ms: Record<string, LatencySummary & { errors: number }>;
     end_to_end_ms: Record<
       string,
@@ -457,7 +463,19 @@ function renderMarkdown(report: {
     '',
     '| scenario | p50 | p99 | p99.9 | p99 vs hello-world p99 | notes |',
     '|---|---|---|---|---|---|',
-    ...Object.entries(r.create_latency_ms).map(([k, v]) => row(`create @ ${k}`, v, `errors ${v.errors}`)),
+    ...Object.entries(r.create_latency_ms).map(([k, v]) =>
+      row(
+        `create @ ${k}`,
+        v,
+        `errors ${v.errors}${
+          v.error_kinds
+            ? ` (${Object.entries(v.error_kinds)
+                .map(([kind, n]) => `${kind}: ${n}`)
+                .join(', ')})`
+            : ''
+        }`,
+      ),
+    ),
     ...Object.entries(r.get_latency_ms).map(([k, v]) => row(`get @ ${k}`, v, `errors ${v.errors}`)),
     ...Object.entries(r.end_to_end_ms).map(([k, v]) =>
       row(`end to end (create → signed task.complete received) @ ${k}`, v, `missing ${v.missing}, backlog at end ${v.backlog_at_end}`),

@@ -36,8 +36,11 @@ export async function openLoad(options: {
             statuses[status] = (statuses[status] ?? 0) + 1;
             if (scheduled - start >= options.warmupMs) latencies.push(performance.now() - scheduled);
           },
-          () => {
+          (err: unknown) => {
             errors++;
+            // Why it failed (a timeout, a reset connection, a status the caller refused) is counted too.
+            const label = `error: ${(err instanceof Error ? err.message : String(err)).slice(0, 60)}`;
+            statuses[label] = (statuses[label] ?? 0) + 1;
           },
         ),
       );
