@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import { MongoBulkWriteError, MongoNetworkError } from 'mongodb';
 import { memoryLogger } from '@tes/testing';
 import { errorMiddleware } from './errors.js';
 
@@ -36,12 +37,19 @@ describe('error middleware', () => {
     ['an EPIPE the driver did not wrap', nodeError('EPIPE', 'This socket has been ended by the other party')],
     ['an ECONNRESET', nodeError('ECONNRESET', 'read ECONNRESET')],
     ['an ECONNREFUSED', nodeError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:27017')],
+    // What the driver throws when the connection drops during an insertMany (as the chaos suite saw).
+    ['a MongoBulkWriteError around a lost connection', new MongoBulkWriteError(new MongoNetworkError('read ECONNRESET'), {} as never)],
   ])('answers 503 temporarily_unavailable with Retry-After for %s', async (_what, err) => {
     expect(await answer(err)).toEqual({
       status: 503,
       retryAfter: '1',
       body: { error: expect.objectContaining({ code: 'temporarily_unavailable' }) },
     });
+  });
+
+  it('answers 500 internal_error for a MongoBulkWriteError of the documents themselves', async () => {
+    const res = await answer(new MongoBulkWriteError({ message: 'E11000 duplicate key', code: 11000, writeErrors: [] }, {} as never));
+    expect(res.status).toBe(500);
   });
 
   it('answers 500 internal_error, without internals, for anything else', async () => {

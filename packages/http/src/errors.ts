@@ -48,11 +48,20 @@ const DATABASE_UNAVAILABLE = new Set([
  */
 const SOCKET_BROKEN = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'ENOTCONN']);
 
+/**
+ * Whether `err`, or the error it wraps, is a dependency out of reach. The driver wraps a connection
+ * lost during an insertMany in a MongoBulkWriteError that keeps the network error as its
+ * `errorResponse` (seen in the chaos suite: the gateway's rate tickets while the database restarted).
+ */
+function isUnavailable(err: unknown, depth = 0): boolean {
+  const { name, code, errorResponse, cause } = (err ?? {}) as { name?: unknown; code?: unknown; errorResponse?: unknown; cause?: unknown };
+  if ((typeof name === 'string' && DATABASE_UNAVAILABLE.has(name)) || (typeof code === 'string' && SOCKET_BROKEN.has(code))) return true;
+  return depth < 3 && [errorResponse, cause].some((inner) => inner instanceof Error && isUnavailable(inner, depth + 1));
+}
+
 /** Our own database being unreachable is temporary: 503 with Retry-After, not 500. */
 function fromUnavailableDependency(err: unknown): AppError | undefined {
-  const { name, code } = (err ?? {}) as { name?: unknown; code?: unknown };
-  const unavailable = (typeof name === 'string' && DATABASE_UNAVAILABLE.has(name)) || (typeof code === 'string' && SOCKET_BROKEN.has(code));
-  if (!unavailable) return undefined;
+  if (!isUnavailable(err)) return undefined;
   return new AppError('temporarily_unavailable', 'The service is temporarily unavailable; retry shortly', {
     headers: { 'Retry-After': '1' },
   });

@@ -257,6 +257,26 @@ export async function request(
   });
 }
 
+export interface ProcessRun {
+  /** The exit code (1 when the process could not be run). */
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** Wall time from the start to the exit. */
+  ms: number;
+}
+
+/** Runs a Node.js script (a service's CLI) as its own process, with `env` over this process's environment. */
+export async function runScript(script: string, args: readonly string[], env: Record<string, string> = {}): Promise<ProcessRun> {
+  const { execFile } = await import('node:child_process');
+  const started = Date.now();
+  return new Promise((resolve) => {
+    execFile(process.execPath, [script, ...args], { env: { ...process.env, ...env } }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr, ms: Date.now() - started }),
+    );
+  });
+}
+
 /** Runs the operator CLI (scripts/admin.mjs) and returns its JSON. */
 export async function admin(args: string[], env: Record<string, string> = {}): Promise<any> {
   const { spawnSync } = await import('node:child_process');

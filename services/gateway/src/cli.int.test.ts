@@ -4,13 +4,12 @@
  * its cached copy. That the replicas act on it is proven end to end in
  * test/e2e/conformance.limits.e2e.test.ts (two gateway replicas).
  */
-import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { QUEUES, type GatewayCredentialsChanged } from '@tes/contracts';
 import { createLogger } from '@tes/logger';
 import { Broker } from '@tes/messaging';
-import { AMQP_URL, MONGO_URL, REPO_ROOT, uniqueName, waitFor } from '@tes/testing';
+import { AMQP_URL, MONGO_URL, REPO_ROOT, runScript, uniqueName, waitFor } from '@tes/testing';
 
 const CLI = path.join(REPO_ROOT, 'services', 'gateway', 'dist', 'cli.js');
 
@@ -36,18 +35,8 @@ describe('gateway operator CLI: credential changes', () => {
     await mongo?.close();
   });
 
-  function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
-    const started = Date.now();
-    return new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        [CLI, ...args],
-        { env: { ...process.env, MONGO_URL, MONGO_DB: db, AMQP_URL, AMQP_NAMESPACE: ns, ...env } },
-        (err, stdout, stderr) =>
-          resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr, ms: Date.now() - started }),
-      );
-    });
-  }
+  const cli = (env: Record<string, string>, ...args: string[]) =>
+    runScript(CLI, args, { MONGO_URL, MONGO_DB: db, AMQP_URL, AMQP_NAMESPACE: ns, ...env });
 
   async function newAccount(): Promise<{ account_id: string }> {
     const run = await cli({}, 'accounts', 'create', '--name', 'cli-test');

@@ -2,10 +2,9 @@
  * The operator CLI as a real process (dist/cli.js) on its own database; the secondary checks run
  * the same parse + command code in-process (a process costs about a second).
  */
-import { execFile } from 'node:child_process';
 import path from 'node:path';
 import mongoose from 'mongoose';
-import { MONGO_URL, REPO_ROOT, uniqueName } from '@tes/testing';
+import { MONGO_URL, REPO_ROOT, runScript, uniqueName, type ProcessRun } from '@tes/testing';
 import { isAppError } from '@tes/errors';
 import { parseCommand, runCommand } from './cli/commands.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
@@ -13,29 +12,12 @@ import { dropDatabase } from './testing/fixtures.js';
 
 const CLI = path.join(REPO_ROOT, 'services', 'webhook-dispatcher', 'dist', 'cli.js');
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 describe('operator CLI (real process)', () => {
   const db = uniqueName('wd_cli');
   let conn: mongoose.Connection;
   let repos: Repositories;
 
-  function cli(...args: string[]): Promise<Run> {
-    return new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        [CLI, ...args],
-        { env: { ...process.env, MONGO_URL, MONGO_DB: db, WEBHOOK_ALLOWED_HOSTS: '' } },
-        (err, stdout, stderr) => {
-          resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-        },
-      );
-    });
-  }
+  const cli = (...args: string[]): Promise<ProcessRun> => runScript(CLI, args, { MONGO_URL, MONGO_DB: db, WEBHOOK_ALLOWED_HOSTS: '' });
 
   async function inProcess(...args: string[]): Promise<{ ok?: unknown; error?: { code: string; message: string } }> {
     try {
@@ -48,7 +30,7 @@ describe('operator CLI (real process)', () => {
     }
   }
 
-  function errorOf(run: Run): { code: string; message: string } {
+  function errorOf(run: ProcessRun): { code: string; message: string } {
     return (JSON.parse(run.stderr.trim()) as { error: { code: string; message: string } }).error;
   }
 

@@ -4,9 +4,8 @@
  * queue. The cache keeps entries 10 s without that queue and 10 min with it, so a change that
  * every replica follows within seconds can only have come from the announcement.
  */
-import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { AMQP_URL, MONGO_URL, REPO_ROOT, startReceiver, waitFor } from '@tes/testing';
+import { AMQP_URL, MONGO_URL, REPO_ROOT, runScript, startReceiver, waitFor } from '@tes/testing';
 import { sleep, startHarness, taskEvent, type Harness } from './testing/fixtures.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
@@ -54,18 +53,8 @@ describe('webhook configuration changes across replicas', () => {
     throw new Error(`the two replicas did not both deliver: ${JSON.stringify(out)}`);
   }
 
-  function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
-    const started = Date.now();
-    return new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        [CLI, ...args],
-        { env: { ...process.env, MONGO_URL, MONGO_DB: h.db, WEBHOOK_ALLOWED_HOSTS: '', AMQP_URL, AMQP_NAMESPACE: h.ns, ...env } },
-        (err, stdout, stderr) =>
-          resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr, ms: Date.now() - started }),
-      );
-    });
-  }
+  const cli = (env: Record<string, string>, ...args: string[]) =>
+    runScript(CLI, args, { MONGO_URL, MONGO_DB: h.db, WEBHOOK_ALLOWED_HOSTS: '', AMQP_URL, AMQP_NAMESPACE: h.ns, ...env });
 
   it('a change stored through one replica reaches the other replica at once', async () => {
     await h.configure('acc_cfg_a', 'test', receivers[0]!.url);
