@@ -177,7 +177,7 @@ async function main(argv: string[]): Promise<unknown> {
     await mongo.close();
     if (announcer.failed() > 0) {
       process.stderr.write(
-        'warning: the change is stored, but the gateways could not be told (broker unreachable): each replica sees it within its AUTH_CACHE_MS (default 60 s)\n',
+        'warning: the change is stored, but the gateways could not be told (broker unreachable): each replica sees it within its AUTH_CACHE_MS (default 10 s)\n',
       );
     }
   }

@@ -25,9 +25,10 @@ export const configSchema = {
     SWEEP_INTERVAL_MS: { type: 'integer', minimum: 1000, default: 60000 },
     /**
      * How long an API key and its account read from the database are reused, while this replica
-     * follows gateway.credentials_changed (a revocation reaches it at once); 0 reads them on every request.
+     * follows gateway.credentials_changed (a revocation reaches it at once); 0 reads them on every
+     * request. The bound for a change whose announcement was lost (a half-open broker connection).
      */
-    AUTH_CACHE_MS: { type: 'integer', minimum: 0, maximum: 3600000, default: 60000 },
+    AUTH_CACHE_MS: { type: 'integer', minimum: 0, maximum: 3600000, default: 10000 },
   },
   required: [
     'AMQP_URL',

@@ -30,7 +30,8 @@ const MAX_ENTRIES = 10_000;
  *  - while that queue is attached, and only if it has stayed attached since the entry was read
  *    (what is published while it is not attached is lost); otherwise every request reads;
  *  - for keys that exist (an unknown key is read every time, so a new key works at once);
- *  - for at most `ttlMs` (default 60 s), the safety net should an announcement be lost.
+ *  - for at most `ttlMs` (AUTH_CACHE_MS, default 10 s), the safety net should an announcement be
+ *    lost (a replica whose broker connection died without its noticing yet).
  * Concurrent misses of one key share one read.
  */
 export class CredentialsCache implements CredentialsSource {
