@@ -6,8 +6,11 @@ import type { Broker } from './broker.js';
 export const ANNOUNCE_BUDGET_MS = 30_000;
 
 export interface Announcer<T extends MessageType> {
-  /** Publishes in the background, retrying while the broker is unreachable (for the budget). */
-  announce(data: MessageDataMap[T]): void;
+  /**
+   * Publishes, retrying while the broker is unreachable (for the budget). Resolves once published
+   * (confirmed by the broker) or given up; never rejects, so a caller may also leave it running.
+   */
+  announce(data: MessageDataMap[T]): Promise<void>;
   /** Resolves when every announcement so far was published or given up (a CLI waits before it exits). */
   settled(): Promise<void>;
   /** Announcements given up so far (the broker stayed unreachable for the whole budget). */
@@ -51,6 +54,7 @@ export function changeAnnouncer<T extends MessageType>(
     announce(data) {
       const p = publish(data).finally(() => inFlight.delete(p));
       inFlight.add(p);
+      return p;
     },
     async settled() {
       await Promise.all([...inFlight]);

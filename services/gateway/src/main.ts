@@ -24,6 +24,8 @@ import { loadTls } from './tls.js';
 import { startSweeper } from './sweeper.js';
 
 const SERVICE = 'gateway';
+/** How long a dashboard change waits for its announcement to be confirmed before it is answered anyway. */
+const ANNOUNCE_WAIT_MS = 2000;
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit<Config>(SERVICE, configSchema);
@@ -47,12 +49,14 @@ async function main(): Promise<void> {
   await broker.connect();
   await consumeTaskEvents(broker, views);
   // Keys and accounts are cached while this replica hears of every change to them (its own
-  // queue); changes made here (the dashboard) are dropped locally at once and announced.
+  // queue). A change made here (the dashboard) is dropped locally at once, and answered once the
+  // broker has confirmed its announcement to the other replicas (or after ANNOUNCE_WAIT_MS, while
+  // the announcement keeps trying in the background).
   const credentials = new CredentialsCache(accounts, config.AUTH_CACHE_MS);
   const announcer = changeAnnouncer(broker, 'gateway.credentials_changed', logger);
-  accounts.onChange((accountId) => {
+  accounts.onChange(async (accountId) => {
     credentials.invalidate(accountId);
-    announcer.announce({ account_id: accountId });
+    await Promise.race([announcer.announce({ account_id: accountId }), new Promise((r) => setTimeout(r, ANNOUNCE_WAIT_MS).unref())]);
   });
   await followCredentialChanges(broker, credentials, `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`);
 

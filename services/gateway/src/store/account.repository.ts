@@ -48,8 +48,11 @@ apiKeySchema.index({ account_id: 1 });
 /** Key hashes whose account this process has seen: a key never changes account. Bounded. */
 const ACCOUNT_OF_KEY_MAX = 5000;
 
-/** Told of every change of an account or of one of its keys stored through this repository, after the write. */
-export type CredentialsListener = (accountId: string) => void;
+/**
+ * Told of every change of an account or of one of its keys stored through this repository, after
+ * the write; the change is answered once every listener has settled (the gateways have been told).
+ */
+export type CredentialsListener = (accountId: string) => Promise<void>;
 
 /**
  * Accounts and API keys. Every change that can refuse or limit a request (a key revoked, an
@@ -78,13 +81,13 @@ export class AccountRepository {
     const key = await this.keys.collection.findOne(filter as never);
     if (!key) return false;
     const res = await this.keys.collection.updateOne(filter as never, { $set: { status: 'revoked', revoked_at: now } });
-    this.changed(key.account_id as string);
+    await this.changed(key.account_id as string);
     return res.matchedCount > 0;
   }
 
   async setStatus(accountId: string, status: AccountDoc['status']): Promise<void> {
     await this.accounts.collection.updateOne({ _id: accountId } as never, { $set: { status } });
-    this.changed(accountId);
+    await this.changed(accountId);
   }
 
   async setLimits(accountId: string, limits: NonNullable<AccountDoc['limits']>): Promise<void> {
@@ -92,11 +95,11 @@ export class AccountRepository {
     for (const [k, v] of Object.entries(limits)) if (v !== undefined) set[`limits.${k}`] = v;
     if (Object.keys(set).length === 0) return;
     await this.accounts.collection.updateOne({ _id: accountId } as never, { $set: set });
-    this.changed(accountId);
+    await this.changed(accountId);
   }
 
-  private changed(accountId: string): void {
-    for (const l of this.listeners) l(accountId);
+  private async changed(accountId: string): Promise<void> {
+    await Promise.all(this.listeners.map((l) => l(accountId)));
   }
 
   async keyByHash(hash: string): Promise<ApiKeyDoc | null> {

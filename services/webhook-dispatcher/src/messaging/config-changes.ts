@@ -36,7 +36,7 @@ export interface ConfigAnnouncer {
 export function configAnnouncer(broker: Pick<Broker, 'publish'>, logger: Logger, budgetMs = ANNOUNCE_BUDGET_MS): ConfigAnnouncer {
   const announcer = changeAnnouncer(broker, 'webhook.config_changed', logger, budgetMs);
   return {
-    announce: (accountId: string, environment: Environment) => announcer.announce({ account_id: accountId, environment }),
+    announce: (accountId: string, environment: Environment) => void announcer.announce({ account_id: accountId, environment }),
     settled: () => announcer.settled(),
     failed: () => announcer.failed(),
   };
