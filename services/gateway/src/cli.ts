@@ -116,7 +116,7 @@ async function main(argv: string[]): Promise<unknown> {
         if (!values.key) throw new UsageError('--key is required');
         const doc = await repo.keys.findById(values.key).lean<ApiKeyDoc>().exec();
         if (!doc) throw new UsageError(`no key ${values.key}`);
-        await repo.revokeKey(doc._id);
+        await repo.revokeKey(doc._id, doc.account_id);
         return describeKey({ ...doc, status: 'revoked' });
       }
       case 'owners create': {

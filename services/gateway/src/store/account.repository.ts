@@ -75,14 +75,14 @@ export class AccountRepository {
     this.listeners.push(listener);
   }
 
-  /** Revokes the key if it is active (and, with `accountId`, belongs to that account); false when no such active key. */
-  async revokeKey(keyId: string, accountId?: string, now = new Date()): Promise<boolean> {
-    const filter = { _id: keyId, status: 'active', ...(accountId !== undefined ? { account_id: accountId } : {}) };
-    const key = await this.keys.collection.findOne(filter as never);
-    if (!key) return false;
-    const res = await this.keys.collection.updateOne(filter as never, { $set: { status: 'revoked', revoked_at: now } });
-    await this.changed(key.account_id as string);
-    return res.matchedCount > 0;
+  /** Revokes the account's key if it is active; false when the account has no such active key. */
+  async revokeKey(keyId: string, accountId: string, now = new Date()): Promise<boolean> {
+    const res = await this.keys.collection.updateOne({ _id: keyId, account_id: accountId, status: 'active' } as never, {
+      $set: { status: 'revoked', revoked_at: now },
+    });
+    if (res.matchedCount === 0) return false;
+    await this.changed(accountId);
+    return true;
   }
 
   async setStatus(accountId: string, status: AccountDoc['status']): Promise<void> {
