@@ -73,6 +73,17 @@ try {
   console.log(`database commands per task: ${Math.round(total * 10) / 10}`);
   const perTaskCpu = cpuPerTaskMs(cpuUsed, TASKS);
   console.table(Object.fromEntries(Object.entries(perTaskCpu.by_process).map(([g, ms]) => [g, { cpu_ms_per_task: ms }])));
+  console.table(
+    Object.fromEntries(
+      [...cpu.syscalls()].map(([g, c]) => [
+        g,
+        {
+          read_syscalls_per_task: Math.round((c.reads / TASKS) * 10) / 10,
+          write_syscalls_per_task: Math.round((c.writes / TASKS) * 10) / 10,
+        },
+      ]),
+    ),
+  );
   console.log(
     `CPU per task (the stack: services, FerretDB, its PostgreSQL backends, RabbitMQ): ${perTaskCpu.stack} ms, so at most ${perTaskCpu.cpu_bound_tasks_per_s} tasks/s on ${os.cpus().length} cores`,
   );

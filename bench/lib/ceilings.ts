@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -15,6 +16,34 @@ export interface Ceilings {
   db_inserts_per_s: number;
   db_updates_per_s: number;
   db_find_by_id_per_s: number;
+  /**
+   * One core's speed with no I/O: how often per second it parses, re-serializes and signs a
+   * task-sized JSON document (absent in reports made before 2026-11-25 evening). The same code
+   * runs slower or faster as the machine's host does, so it says whether two runs' machines compare.
+   */
+  cpu_work_units_per_s?: number;
+}
+
+/** Parse + stringify + HMAC-SHA256 of a 1 KB task document, as many times as fit in `durationMs` on this core. */
+export function cpuWorkUnits(durationMs: number): number {
+  const doc = JSON.stringify({
+    id: 'task_01JD0000000000000000000000',
+    status: 'completed',
+    tool: 'sandbox',
+    created_at: new Date(0).toISOString(),
+    metadata: { customer: 'x'.repeat(64), tags: Array.from({ length: 16 }, (_, i) => `tag-${i}`) },
+    result: { output: 'y'.repeat(512), steps: Array.from({ length: 8 }, (_, i) => ({ n: i, ok: true })) },
+  });
+  let units = 0;
+  const t0 = performance.now();
+  while (performance.now() - t0 < durationMs) {
+    for (let i = 0; i < 100; i++)
+      createHmac('sha256', 'k')
+        .update(JSON.stringify(JSON.parse(doc)))
+        .digest('hex');
+    units += 100;
+  }
+  return Math.round((units * 1000) / (performance.now() - t0));
 }
 
 export async function httpsHello(durationMs: number): Promise<Pick<Ceilings, 'https_hello_rps' | 'https_hello_latency_500rps'>> {

@@ -5,8 +5,18 @@ import { MONGO_URL, type Stack } from '@tes/testing';
 /** PostgreSQL's own processes: shared by every database of the server, their work here is mostly FerretDB's writes. */
 const PG_SHARED = /^postgres: \S+: (walwriter|checkpointer|background writer|autovacuum (worker|launcher))/;
 
-/** Every process with the CPU seconds (user + system) it used so far, and its group (see `cpuMeter`). */
-function processCpu(stack: Stack): { pid: number; group: string; seconds: number }[] {
+/** Read and write system calls (`syscr`, `syscw` of /proc/<pid>/io: socket writes and writevs count). */
+function syscallCounts(pid: string): { reads: number; writes: number } {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    return { reads: Number(/syscr: (\d+)/.exec(io)?.[1] ?? 0), writes: Number(/syscw: (\d+)/.exec(io)?.[1] ?? 0) };
+  } catch {
+    return { reads: 0, writes: 0 }; // gone meanwhile, or not ours to read
+  }
+}
+
+/** Every process with the CPU seconds (user + system) and system calls it used so far, and its group (see `cpuMeter`). */
+function processCpu(stack: Stack): { pid: number; group: string; seconds: number; reads: number; writes: number }[] {
   const services = new Map([...stack.procs].map(([name, p]) => [p.child.pid, name as string]));
   const mongoPort = new URL(MONGO_URL).port || '27017';
   const procs = readdirSync('/proc')
@@ -17,7 +27,7 @@ function processCpu(stack: Stack): { pid: number; group: string; seconds: number
         const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
         const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
         const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-        return [{ pid: Number(pid), comm, cmd, seconds: (Number(fields[11]) + Number(fields[12])) / 100 }];
+        return [{ pid: Number(pid), comm, cmd, seconds: (Number(fields[11]) + Number(fields[12])) / 100, ...syscallCounts(pid) }];
       } catch {
         return []; // gone meanwhile
       }
@@ -27,6 +37,8 @@ function processCpu(stack: Stack): { pid: number; group: string; seconds: number
   return procs.map((p) => ({
     pid: p.pid,
     seconds: p.seconds,
+    reads: p.reads,
+    writes: p.writes,
     group:
       services.get(p.pid) ??
       (p.pid === process.pid
@@ -52,13 +64,22 @@ function processCpu(stack: Stack): { pid: number; group: string; seconds: number
  * connection FerretDB's pool closed) loses at most its last interval; a plain before/after
  * difference would lose all it ever used, even below zero.
  */
-export function cpuMeter(stack: Stack, intervalMs = 250): { stop(): Map<string, number> } {
-  const last = new Map(processCpu(stack).map((p) => [p.pid, p.seconds]));
+export function cpuMeter(
+  stack: Stack,
+  intervalMs = 250,
+): { stop(): Map<string, number>; syscalls(): Map<string, { reads: number; writes: number }> } {
+  const last = new Map(processCpu(stack).map((p) => [p.pid, p]));
   const used = new Map<string, number>();
+  const calls = new Map<string, { reads: number; writes: number }>();
   const read = () => {
     for (const p of processCpu(stack)) {
-      used.set(p.group, (used.get(p.group) ?? 0) + Math.max(0, p.seconds - (last.get(p.pid) ?? 0)));
-      last.set(p.pid, p.seconds);
+      const prev = last.get(p.pid);
+      used.set(p.group, (used.get(p.group) ?? 0) + Math.max(0, p.seconds - (prev?.seconds ?? 0)));
+      const c = calls.get(p.group) ?? { reads: 0, writes: 0 };
+      c.reads += Math.max(0, p.reads - (prev?.reads ?? 0));
+      c.writes += Math.max(0, p.writes - (prev?.writes ?? 0));
+      calls.set(p.group, c);
+      last.set(p.pid, p);
     }
   };
   const timer = setInterval(read, intervalMs);
@@ -68,6 +89,8 @@ export function cpuMeter(stack: Stack, intervalMs = 250): { stop(): Map<string, 
       read();
       return used;
     },
+    /** Read and write system calls of each group while the meter ran (after `stop`). */
+    syscalls: () => calls,
   };
 }
 
