@@ -6,6 +6,8 @@
 export interface OpenLoadResult {
   latenciesMs: number[];
   errors: number;
+  /** How long the failed requests took to fail (after the warm-up, like latenciesMs). */
+  errorLatenciesMs: number[];
   sent: number;
   statuses: Record<string, number>;
 }
@@ -21,6 +23,7 @@ export async function openLoad(options: {
   const total = Math.floor(((options.warmupMs + options.durationMs) / 1000) * options.ratePerSec);
   const start = performance.now() + 20;
   const latencies: number[] = [];
+  const errorLatencies: number[] = [];
   const statuses: Record<string, number> = {};
   let errors = 0;
   const inflight: Promise<void>[] = [];
@@ -38,6 +41,7 @@ export async function openLoad(options: {
           },
           (err: unknown) => {
             errors++;
+            if (scheduled - start >= options.warmupMs) errorLatencies.push(performance.now() - scheduled);
             // Why it failed (a timeout, a reset connection, a status the caller refused) is counted too.
             const label = `error: ${(err instanceof Error ? err.message : String(err)).slice(0, 60)}`;
             statuses[label] = (statuses[label] ?? 0) + 1;
@@ -49,7 +53,7 @@ export async function openLoad(options: {
     await new Promise((r) => setTimeout(r, Math.max(0, Math.min(next, 5))));
   }
   await Promise.all(inflight);
-  return { latenciesMs: latencies, errors, sent: total, statuses };
+  return { latenciesMs: latencies, errors, errorLatenciesMs: errorLatencies, sent: total, statuses };
 }
 
 /** Closed loop: `concurrency` workers back to back for `durationMs`; returns operations per second. */

@@ -16,6 +16,11 @@ export const configSchema = {
     MONGO_DB: { type: 'string', minLength: 1, default: 'tes_gateway' },
     AMQP_NAMESPACE: { type: 'string', default: '' },
     REQUEST_TIMEOUT_MS: { type: 'integer', minimum: 100, default: 5000 },
+    /**
+     * Load shedding: while an account's oldest create still unanswered by the orchestrator was sent
+     * longer ago than this, its new creates are answered 503 at once; 0 never sheds.
+     */
+    CREATE_SHED_AFTER_MS: { type: 'integer', minimum: 0, default: 1000 },
     /** Signs dashboard sessions; required in production, generated per process otherwise. */
     DASHBOARD_SESSION_SECRET: { type: 'string', minLength: 32 },
     BODY_LIMIT_BYTES: { type: 'integer', minimum: 1024, default: 262144 },
@@ -41,6 +46,7 @@ export const configSchema = {
     'MONGO_DB',
     'AMQP_NAMESPACE',
     'REQUEST_TIMEOUT_MS',
+    'CREATE_SHED_AFTER_MS',
     'BODY_LIMIT_BYTES',
     'IDEMPOTENCY_LEASE_MS',
     'SWEEP_INTERVAL_MS',

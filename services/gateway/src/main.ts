@@ -16,6 +16,7 @@ import { dashboardOptions } from './dashboard/index.js';
 import { consumeTaskEvents } from './messaging/task-events.consumer.js';
 import { followCredentialChanges } from './messaging/credential-changes.js';
 import { CredentialsCache } from './domain/credentials-cache.js';
+import { CreateBacklog } from './domain/create-backlog.js';
 import { AccountRepository } from './store/account.repository.js';
 import { IdempotencyRepository } from './store/idempotency.repository.js';
 import { RateLimitRepository } from './store/rate-limit.repository.js';
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
     idempotencyLeaseMs: config.IDEMPOTENCY_LEASE_MS,
     httpMetrics: httpMetrics(metrics.httpRequestDuration),
     dashboard,
+    createBacklog: new CreateBacklog(config.CREATE_SHED_AFTER_MS),
   });
   const stopSweeper = startSweeper({ keys: idempotencyKeys, rateLimits, logger, intervalMs: config.SWEEP_INTERVAL_MS });
   const secure = https.createServer({ cert: tls.cert, key: tls.key }, api);

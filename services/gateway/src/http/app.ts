@@ -4,12 +4,14 @@ import type { Broker } from '@tes/messaging';
 import { errorMiddleware, methods, notFound, requestId, requestLog } from '@tes/http';
 import type { AccountRepository } from '../store/account.repository.js';
 import type { CredentialsSource } from '../domain/credentials-cache.js';
+import { CreateBacklog } from '../domain/create-backlog.js';
 import type { IdempotencyRepository } from '../store/idempotency.repository.js';
 import type { RateLimitRepository } from '../store/rate-limit.repository.js';
 import type { TaskViewRepository } from '../store/task-view.repository.js';
 import { buildOpenApiDocument } from '../openapi/openapi.js';
 import { authenticate, type AuthContext } from './auth.js';
 import { rateLimit } from './rate-limit.js';
+import { shedWhenBacklogged } from './shed.js';
 import { createTaskRoute } from './routes/tasks/create-task.route.js';
 import { getTaskRoute } from './routes/tasks/get-task.route.js';
 import { listTasksRoute } from './routes/tasks/list-tasks.route.js';
@@ -40,6 +42,8 @@ export interface AppDeps {
   httpMetrics?: express.RequestHandler;
   /** The account owners' dashboard under /dashboard (HTML; its own session, CSRF and headers). */
   dashboard?: DashboardOptions;
+  /** Sheds an account's creates while they queue (main.ts: CREATE_SHED_AFTER_MS); absent, none is shed. */
+  createBacklog?: CreateBacklog;
 }
 
 /**
@@ -48,7 +52,9 @@ export interface AppDeps {
  * Order on every API route: routing (unknown path 404, wrong method 405 with
  * Allow) → authentication (401/403) → rate limit (counts the request, sets
  * X-RateLimit-*) → body parsing (413, malformed JSON) → validation → the handler.
- * So nothing of an unauthenticated request is read beyond its headers.
+ * So nothing of an unauthenticated request is read beyond its headers. A create is
+ * also shed (503) between authentication and the rate limit while its account's
+ * creates queue.
  */
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
@@ -61,13 +67,14 @@ export function createApp(deps: AppDeps): express.Express {
   // One line per request once answered; the account once authentication has found it.
   app.use(requestLog(deps.logger, { accountId: (res) => (res.locals['auth'] as AuthContext | undefined)?.account._id }));
 
-  const guard: RequestHandler[] = [
-    authenticate(deps.credentials ?? deps.accounts),
+  const authenticated = authenticate(deps.credentials ?? deps.accounts);
+  const counted: RequestHandler[] = [
     rateLimit(deps.rateLimits),
     // JSON bodies only; validBody() answers 400 for another Content-Type.
     express.json({ limit: deps.bodyLimitBytes, strict: false }),
   ];
-  const api = (h: RequestHandler): RequestHandler[] => [...guard, h];
+  const api = (h: RequestHandler): RequestHandler[] => [authenticated, ...counted, h];
+  const backlog = deps.createBacklog ?? new CreateBacklog(0);
 
   const upstream = { broker: deps.broker, views: deps.views, timeoutMs: deps.requestTimeoutMs };
   const idempotency = { keys: deps.idempotencyKeys, leaseMs: deps.idempotencyLeaseMs };
@@ -82,7 +89,13 @@ export function createApp(deps: AppDeps): express.Express {
       },
     }),
   );
-  v1.all('/tasks', methods({ post: api(createTaskRoute({ ...upstream, idempotency })), get: api(listTasksRoute(deps.views)) }));
+  v1.all(
+    '/tasks',
+    methods({
+      post: [authenticated, shedWhenBacklogged(backlog), ...counted, createTaskRoute({ ...upstream, idempotency, backlog })],
+      get: api(listTasksRoute(deps.views)),
+    }),
+  );
   v1.all('/tasks/:task_id', methods({ get: api(getTaskRoute(deps.views)) }));
   v1.all('/tasks/:task_id/cancel', methods({ post: api(cancelTaskRoute(upstream)) }));
   v1.all('/tasks/:task_id/trace', methods({ get: api(getTraceRoute(upstream)) }));

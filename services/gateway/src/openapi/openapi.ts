@@ -84,6 +84,8 @@ interface OperationSpec {
   errors: ApiErrorCode[];
   /** Calls another service (request/reply): may answer 503 temporarily_unavailable. */
   upstream?: boolean;
+  /** Load-shed before the rate limit: its 503 may come without X-RateLimit-* (nothing was counted). */
+  shed?: boolean;
   public?: boolean;
 }
 
@@ -156,6 +158,7 @@ const OPERATIONS: Record<string, Partial<Record<'get' | 'post' | 'delete', Opera
       },
       errors: ['idempotency_key_reused', 'idempotency_key_in_progress', 'prompt_too_long', 'no_matching_tool'],
       upstream: true,
+      shed: true,
     },
     get: {
       operationId: 'listTasks',
@@ -304,10 +307,22 @@ const OPERATIONS: Record<string, Partial<Record<'get' | 'post' | 'delete', Opera
   },
 };
 
-function errorResponse(status: number, codes: ApiErrorCode[]): Json {
+/** X-RateLimit-* of a 503 that load shedding may have answered before the limiter counted it. */
+const SHED_RATE_HEADERS = Object.fromEntries(
+  Object.keys(RATE_HEADERS).map((name) => [
+    name,
+    {
+      description: "Absent when the create was shed (its account's creates are queueing): not counted.",
+      required: false,
+      schema: { type: 'integer', minimum: 0 },
+    },
+  ]),
+);
+
+function errorResponse(status: number, codes: ApiErrorCode[], shed = false): Json {
   const headers: Record<string, Json> = { ...REQUEST_ID_HEADER };
   // Authentication runs before the limiter: 401 and 403 are not counted and carry no X-RateLimit-*.
-  if (status !== 401 && status !== 403) Object.assign(headers, RATE_HEADERS);
+  if (status !== 401 && status !== 403) Object.assign(headers, shed && status === 503 ? SHED_RATE_HEADERS : RATE_HEADERS);
   if (status === 429 || status === 503) Object.assign(headers, RETRY_AFTER_HEADER);
   return {
     description: codes.map((c) => `\`${c}\``).join(', '),
@@ -343,7 +358,7 @@ function operation(op: OperationSpec): Json {
       ? {}
       : { content: { 'application/json': { schema: op.success.schema ? ref(op.success.schema) : { type: 'object' } } } }),
   };
-  for (const [status, c] of [...byStatus].sort((a, b) => a[0] - b[0])) responses[String(status)] = errorResponse(status, c);
+  for (const [status, c] of [...byStatus].sort((a, b) => a[0] - b[0])) responses[String(status)] = errorResponse(status, c, op.shed);
   return {
     operationId: op.operationId,
     summary: op.summary,

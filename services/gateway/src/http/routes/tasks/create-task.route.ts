@@ -6,6 +6,7 @@ import type { Broker } from '@tes/messaging';
 import type { TaskViewRepository } from '../../../store/task-view.repository.js';
 import { authOf } from '../../auth.js';
 import { concurrentTasks } from '../../../domain/rate-window.js';
+import type { CreateBacklog } from '../../../domain/create-backlog.js';
 import { idempotent, type IdempotencyDeps } from '../../idempotency.js';
 import { ask, unwrapReply, upstreamOf } from '../../upstream.js';
 
@@ -26,6 +27,8 @@ export function createTaskRoute(deps: {
   views: TaskViewRepository;
   timeoutMs: number;
   idempotency: IdempotencyDeps;
+  /** Counts each create until the orchestrator answers it (what load shedding looks at). */
+  backlog: CreateBacklog;
 }): RequestHandler {
   return async (req, res) => {
     const body = validBody<CreateTaskBody>(req, createTaskBodySchema);
@@ -37,21 +40,24 @@ export function createTaskRoute(deps: {
     const scope = { accountId: account._id, environment, key: req.get('idempotency-key'), body };
     await idempotent(deps.idempotency, scope, res, async (taskId) => {
       const metadata = (body.metadata ?? {}) as Record<string, unknown>;
-      const reply = await ask(
-        upstreamOf(deps, res),
-        'task.create',
-        {
-          task_id: taskId,
-          account_id: account._id,
-          environment,
-          prompt: body.prompt,
-          user_id: body.user_id ?? null,
-          metadata,
-          mode: body.mode ?? 'live',
-          created_at: isoNow(),
-          concurrency_limit: concurrentTasks(account),
-        },
+      const reply = await deps.backlog.track(
         account._id,
+        ask(
+          upstreamOf(deps, res),
+          'task.create',
+          {
+            task_id: taskId,
+            account_id: account._id,
+            environment,
+            prompt: body.prompt,
+            user_id: body.user_id ?? null,
+            metadata,
+            mode: body.mode ?? 'live',
+            created_at: isoNow(),
+            concurrency_limit: concurrentTasks(account),
+          },
+          account._id,
+        ),
       );
       const task = unwrapReply(reply) as unknown as CreatedTask;
       await deps.views.apply({
