@@ -97,6 +97,19 @@ describe('public API conformance: rate limits, idempotency, revocation', () => {
       for (const r of refused) expect(r.headers['retry-after']).toMatch(/^\d+$/);
     });
 
+    it("applies an operator's new limit on the next request on both replicas, though each has the account cached", async () => {
+      const acct = await newAccount(stack, { plan: 'enterprise', rpm: 500 });
+      await roomInWindow(8);
+      // Both replicas read the key and account now, and keep them (AUTH_CACHE_MS, 10 s by default).
+      for (const base of bases) expect((await list(base, acct.api_keys.test)).headers['x-ratelimit-limit']).toBe('500');
+      await admin(['accounts', 'set-limits', acct.account_id, '--rpm', '3'], stack.adminEnv);
+      // Two requests counted already: the third is the last one the new limit admits, the fourth is refused.
+      const third = await list(bases[1], acct.api_keys.live);
+      expect([third.status, third.headers['x-ratelimit-limit'], third.headers['x-ratelimit-remaining']]).toEqual([200, '3', '0']);
+      const fourth = await list(bases[0], acct.api_keys.test);
+      expect([fourth.status, fourth.headers['x-ratelimit-limit'], fourth.json.error?.code]).toEqual([429, '3', 'rate_limit_exceeded']);
+    });
+
     it('advertises the plan limit: production 1,000 requests per minute', async () => {
       const acct = await newAccount(stack, { plan: 'production' });
       const r = await list(bases[0], acct.api_keys.live);
