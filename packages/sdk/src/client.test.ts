@@ -281,7 +281,10 @@ describe('TaskServiceClient: retries', () => {
     expect(created.id).toBe('task_abc');
     expect(seen).toHaveLength(2);
     expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(950);
-    expect(retries.map((r) => [r.retry, r.delayMs, r.error.code])).toEqual([[1, 1000, 'rate_limit_exceeded']]);
+    // Retry-After, plus at most jitter × initialDelayMs (0.5 × 10 ms here)
+    expect(retries.map((r) => [r.retry, r.error.code])).toEqual([[1, 'rate_limit_exceeded']]);
+    expect(retries[0]!.delayMs).toBeGreaterThanOrEqual(1000);
+    expect(retries[0]!.delayMs).toBeLessThanOrEqual(1005);
     expect(seen[0]?.headers['idempotency-key']).toMatch(UUID);
     expect(seen[1]?.headers['idempotency-key']).toBe(seen[0]?.headers['idempotency-key']);
     expect(seen[1]?.body).toBe(seen[0]?.body);

@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { AuthenticationError, ConnectionError, TaskServiceError, WaitTimeoutError, errorClassFor } from './errors.js';
-import { backoffDelay, parseRetryAfter, resolveRetry, sleep, type ResolvedRetryOptions, type RetryOptions } from './retry.js';
+import {
+  backoffDelay,
+  parseRetryAfter,
+  resolveRetry,
+  retryAfterDelay,
+  sleep,
+  type ResolvedRetryOptions,
+  type RetryOptions,
+} from './retry.js';
 import { fetchTransport, nodeTransport, type FetchLike, type HttpResponse, type Transport } from './transport.js';
 import {
   isTerminalStatus,
@@ -297,7 +305,7 @@ export class TaskServiceClient {
     if (!retryable) return undefined;
     if (err.retryAfterSeconds !== undefined) {
       const ms = err.retryAfterSeconds * 1000;
-      return ms > this.retry.maxRetryAfterMs ? undefined : ms;
+      return ms > this.retry.maxRetryAfterMs ? undefined : retryAfterDelay(ms, this.retry);
     }
     return backoffDelay(retry, this.retry);
   }

@@ -1,4 +1,4 @@
-import { DEFAULT_RETRY, backoffDelay, parseRetryAfter, resolveRetry, sleep } from './retry.js';
+import { DEFAULT_RETRY, backoffDelay, parseRetryAfter, resolveRetry, retryAfterDelay, sleep } from './retry.js';
 
 describe('backoff', () => {
   it('doubles from initialDelayMs up to maxDelayMs, jittered within [d*(1-jitter), d]', () => {
@@ -9,6 +9,13 @@ describe('backoff', () => {
     expect([0, 1, 2, 3, 4].map((n) => backoffDelay(n, o, low))).toEqual([50, 100, 200, 400, 500]);
     const none = resolveRetry({ initialDelayMs: 100, jitter: 0 });
     expect(backoffDelay(1, none, Math.random)).toBe(200);
+  });
+
+  it('waits at least the Retry-After, spread over jitter × initialDelayMs so refused clients do not return together', () => {
+    expect(retryAfterDelay(1000, DEFAULT_RETRY, () => 0)).toBe(1000);
+    expect(retryAfterDelay(1000, DEFAULT_RETRY, () => 1)).toBe(1250);
+    expect(retryAfterDelay(1000, DEFAULT_RETRY, () => 0.5)).toBe(1125);
+    expect(retryAfterDelay(1000, resolveRetry({ jitter: 0 }), () => 1)).toBe(1000);
   });
 
   it('has documented defaults and refuses nonsense', () => {

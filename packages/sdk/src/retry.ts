@@ -48,6 +48,15 @@ export function backoffDelay(retry: number, o: ResolvedRetryOptions, random: () 
 }
 
 /**
+ * Delay before a retry the answer's Retry-After asked for: that long, plus up to
+ * `jitter × initialDelayMs` at random (250 ms by default), so clients refused together
+ * (a shed create, a rate window ending) do not all come back in the same millisecond.
+ */
+export function retryAfterDelay(retryAfterMs: number, o: ResolvedRetryOptions, random: () => number = Math.random): number {
+  return retryAfterMs + Math.round(o.jitter * o.initialDelayMs * random());
+}
+
+/**
  * Retry-After in milliseconds: delta-seconds (`"2"`) or an HTTP date. Undefined when absent
  * or unreadable; never negative.
  */
