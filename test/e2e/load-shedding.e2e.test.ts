@@ -42,6 +42,8 @@ describe('gateway load shedding of creates', () => {
     expect(shed.headers['retry-after']).toBe('1');
     expect(shed.ms).toBeLessThan(700);
     expect(shed.headers['x-ratelimit-remaining']).toBeUndefined(); // shed before the rate limit: not counted
+    const metrics = await request('GET', `http://127.0.0.1:${stack.opsPorts.gateway}/metrics`);
+    expect(metrics.text).toMatch(/^creates_shed_total\{service="gateway"\} 1$/m);
 
     // Another account is not shed for this one's backlog: its create waits (and times out here).
     const other = await create(b.api_keys.test, 'Echo "other"');

@@ -96,6 +96,7 @@ describe('metrics', () => {
     metrics.webhookAttempts.inc({ outcome: 'delivered' });
     metrics.webhookDeliveryLatency.observe({ outcome: 'delivered' }, 1.5);
     metrics.tokenRefreshes.inc({ outcome: 'refreshed' });
+    metrics.createsShed.inc();
 
     const text = (await scrape()).lines.join('\n');
     for (const name of [
@@ -108,6 +109,7 @@ describe('metrics', () => {
       'webhook_attempts_total',
       'webhook_delivery_latency_seconds',
       'token_refreshes_total',
+      'creates_shed_total',
     ]) {
       expect(text).toContain(`# TYPE ${name} `);
     }

@@ -22,6 +22,8 @@ export interface Metrics {
   webhookDeliveryLatency: Histogram<'outcome'>;
   /** OAuth token refreshes: outcome (refreshed, failed: transient, revoked: the provider refused the grant). */
   tokenRefreshes: Counter<'outcome'>;
+  /** Task creates the gateway refused at once because the account's creates were queueing (load shedding). */
+  createsShed: Counter;
 }
 
 export interface MetricsOptions {
@@ -93,6 +95,11 @@ export function createMetrics(service: string, options: MetricsOptions = {}): Me
       name: 'token_refreshes_total',
       help: 'OAuth access token refreshes by outcome',
       labelNames: ['outcome'] as const,
+      registers,
+    }),
+    createsShed: new Counter({
+      name: 'creates_shed_total',
+      help: "Task creates answered 503 at once because the account's earlier creates were queueing",
       registers,
     }),
   };

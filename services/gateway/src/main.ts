@@ -75,6 +75,7 @@ async function main(): Promise<void> {
     httpMetrics: httpMetrics(metrics.httpRequestDuration),
     dashboard,
     createBacklog: new CreateBacklog(config.CREATE_SHED_AFTER_MS),
+    onCreateShed: () => metrics.createsShed.inc(),
   });
   const stopSweeper = startSweeper({ keys: idempotencyKeys, rateLimits, logger, intervalMs: config.SWEEP_INTERVAL_MS });
   const secure = https.createServer({ cert: tls.cert, key: tls.key }, api);

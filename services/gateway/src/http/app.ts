@@ -44,6 +44,8 @@ export interface AppDeps {
   dashboard?: DashboardOptions;
   /** Sheds an account's creates while they queue (main.ts: CREATE_SHED_AFTER_MS); absent, none is shed. */
   createBacklog?: CreateBacklog;
+  /** Called for each create shed (main.ts counts them: creates_shed_total). */
+  onCreateShed?: () => void;
 }
 
 /**
@@ -92,7 +94,12 @@ export function createApp(deps: AppDeps): express.Express {
   v1.all(
     '/tasks',
     methods({
-      post: [authenticated, shedWhenBacklogged(backlog), ...counted, createTaskRoute({ ...upstream, idempotency, backlog })],
+      post: [
+        authenticated,
+        shedWhenBacklogged(backlog, deps.onCreateShed),
+        ...counted,
+        createTaskRoute({ ...upstream, idempotency, backlog }),
+      ],
       get: api(listTasksRoute(deps.views)),
     }),
   );
