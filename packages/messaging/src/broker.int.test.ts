@@ -5,7 +5,7 @@
  */
 import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
 import { EXCHANGES, newMessageId, routingKeyFor, type TaskCancel } from '@tes/contracts';
-import { AMQP_URL, memoryLogger, queueCounts as rabbitQueueCounts, uniqueName, vhostOf, waitFor } from '@tes/testing';
+import { AMQP_URL, deferred, memoryLogger, queueCounts as rabbitQueueCounts, uniqueName, vhostOf, waitFor } from '@tes/testing';
 import {
   Broker,
   BrokerUnavailableError,
@@ -30,16 +30,6 @@ function cancelQueue(name: string): QueueSpec {
 /** A queue that receives trace.get (commands exchange, unpartitioned key). */
 function traceQueue(name: string): QueueSpec {
   return { name, exchange: EXCHANGES.commands, bindings: [routingKeyFor('trace.get')] };
-}
-
-interface Deferred {
-  promise: Promise<void>;
-  resolve(): void;
-}
-function deferred(): Deferred {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
 }
 
 /** Ready and unacknowledged counts of one queue of this run's virtual host, read from the broker itself. */

@@ -27,6 +27,17 @@ export function memoryLogger(service = 'test'): { logger: Logger; lines: () => s
   return { logger: createLogger({ service, stream, level: 'debug' }), lines: () => lines };
 }
 
+/** A promise settled by hand (an answer that has not come yet). */
+export function deferred<T = void>(): { promise: Promise<T>; resolve(v: T): void; reject(e: unknown): void } {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
 export async function waitFor<T>(
   fn: () => Promise<T | undefined | null | false> | T | undefined | null | false,
   { timeoutMs = 15_000, intervalMs = 50, what = 'condition' } = {},

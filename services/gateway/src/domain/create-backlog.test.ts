@@ -1,15 +1,5 @@
+import { deferred } from '@tes/testing';
 import { CreateBacklog } from './create-backlog.js';
-
-/** A promise settled by hand: an orchestrator answer that has not come yet. */
-function pending<T>(): { promise: Promise<T>; resolve(v: T): void; reject(e: unknown): void } {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
 
 describe('CreateBacklog', () => {
   let now = 0;
@@ -21,7 +11,7 @@ describe('CreateBacklog', () => {
   it('is not backlogged with no unanswered create, nor while the oldest has waited no longer than the bound', () => {
     const b = new CreateBacklog(1000, clock);
     expect(b.isBacklogged('acc_a')).toBe(false);
-    void b.track('acc_a', pending<void>().promise);
+    void b.track('acc_a', deferred<void>().promise);
     now += 1000;
     expect(b.isBacklogged('acc_a')).toBe(false);
     now += 1;
@@ -30,10 +20,10 @@ describe('CreateBacklog', () => {
 
   it('looks at the oldest unanswered create: answering it lets the account create again', async () => {
     const b = new CreateBacklog(1000, clock);
-    const first = pending<string>();
+    const first = deferred<string>();
     const tracked = b.track('acc_a', first.promise);
     now += 600;
-    const second = pending<string>();
+    const second = deferred<string>();
     const tracked2 = b.track('acc_a', second.promise);
     now += 500; // first waited 1,100 ms, second 500 ms
     expect(b.isBacklogged('acc_a')).toBe(true);
@@ -50,9 +40,9 @@ describe('CreateBacklog', () => {
 
   it('keeps accounts apart: one account queueing does not shed another', () => {
     const b = new CreateBacklog(1000, clock);
-    void b.track('acc_a', pending<void>().promise);
+    void b.track('acc_a', deferred<void>().promise);
     now += 5000;
-    void b.track('acc_b', pending<void>().promise);
+    void b.track('acc_b', deferred<void>().promise);
     expect(b.isBacklogged('acc_a')).toBe(true);
     expect(b.isBacklogged('acc_b')).toBe(false);
     expect(b.isBacklogged('acc_c')).toBe(false);
@@ -61,7 +51,7 @@ describe('CreateBacklog', () => {
 
   it('never sheds with a bound of 0', () => {
     const b = new CreateBacklog(0, clock);
-    void b.track('acc_a', pending<void>().promise);
+    void b.track('acc_a', deferred<void>().promise);
     now += 60_000;
     expect(b.isBacklogged('acc_a')).toBe(false);
   });

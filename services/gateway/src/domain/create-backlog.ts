@@ -42,7 +42,7 @@ export class CreateBacklog {
     }
   }
 
-  /** Unanswered creates on this replica, all accounts (for metrics and tests). */
+  /** Unanswered creates on this replica, all accounts (tests: nothing is left behind). */
   get size(): number {
     let n = 0;
     for (const m of this.waiting.values()) n += m.size;
