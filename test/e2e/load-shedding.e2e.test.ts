@@ -7,6 +7,9 @@ import { OpenApi, bearer, newAccount, roomInWindow, sleep, startApiStack, type A
  * 503 at once, without counting against its rate limit; other accounts still wait their turn.
  * The orchestrator is stopped, which is what a queue that does not move looks like from the gateway.
  */
+/** The value of a gauge of the gateway's /metrics text. */
+const gauge = (text: string, name: string): number => Number(new RegExp(`^${name}\\{service="gateway"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+
 describe('gateway load shedding of creates', () => {
   let stack: Stack;
   let api: OpenApi;
@@ -44,6 +47,9 @@ describe('gateway load shedding of creates', () => {
     expect(shed.headers['x-ratelimit-remaining']).toBeUndefined(); // shed before the rate limit: not counted
     const metrics = await request('GET', `http://127.0.0.1:${stack.opsPorts.gateway}/metrics`);
     expect(metrics.text).toMatch(/^creates_shed_total\{service="gateway"\} 1$/m);
+    // The stuck create is still waiting, for 1.3 s and more; the shed one was never sent.
+    expect(metrics.text).toMatch(/^creates_awaiting_answer\{service="gateway"\} 1$/m);
+    expect(gauge(metrics.text, 'creates_oldest_wait_seconds')).toBeGreaterThan(1.3);
 
     // Another account is not shed for this one's backlog: its create waits (and times out here).
     const other = await create(b.api_keys.test, 'Echo "other"');
@@ -57,6 +63,8 @@ describe('gateway load shedding of creates', () => {
     await stack.start('task-orchestrator');
     const after = await create(a.api_keys.test, 'Echo "after"');
     expect(after.status).toBe(201);
+    const drained = (await request('GET', `http://127.0.0.1:${stack.opsPorts.gateway}/metrics`)).text;
+    expect([gauge(drained, 'creates_awaiting_answer'), gauge(drained, 'creates_oldest_wait_seconds')]).toEqual([0, 0]);
     // before, stuck and after were counted; the shed create was not.
     expect(after.headers['x-ratelimit-remaining']).toBe('97');
   }, 60_000);

@@ -1,10 +1,12 @@
 export {
   createMetrics,
+  observeCreateBacklog,
   secondsSince,
   DELIVERY_BUCKETS,
   HTTP_BUCKETS,
   LAG_BUCKETS,
   STEP_BUCKETS,
+  type CreateBacklogReading,
   type Metrics,
   type MetricsOptions,
 } from './metrics.js';

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type ErrorRequestHandler } from 'express';
-import { createMetrics, httpMetrics, mountMetrics, secondsSince, type Metrics } from './index.js';
+import { createMetrics, httpMetrics, mountMetrics, observeCreateBacklog, secondsSince, type Metrics } from './index.js';
 
 /** An app shaped like the services': metrics middleware first, a /v1 router, an error middleware. */
 function buildApp(metrics: Metrics): express.Express {
@@ -116,6 +116,19 @@ describe('metrics', () => {
     const series = (prefix: string, label: string) => text.split('\n').find((l) => l.startsWith(`${prefix}{`) && l.includes(label));
     expect(series('tasks_total', 'status="complete"')).toMatch(/ 1$/);
     expect(series('queue_consume_lag_seconds_count', 'queue="executor.steps"')).toMatch(/ 1$/);
+  });
+
+  it('reads the create backlog gauges at each scrape', async () => {
+    let reading = { waiting: 3, oldestWaitSeconds: 1.25 };
+    observeCreateBacklog(metrics, () => reading);
+    const value = (text: string, name: string) => text.split('\n').find((l) => l.startsWith(`${name}{`));
+    let text = (await scrape()).lines.join('\n');
+    expect(value(text, 'creates_awaiting_answer')).toMatch(/ 3$/);
+    expect(value(text, 'creates_oldest_wait_seconds')).toMatch(/ 1\.25$/);
+    reading = { waiting: 0, oldestWaitSeconds: 0 };
+    text = (await scrape()).lines.join('\n');
+    expect(value(text, 'creates_awaiting_answer')).toMatch(/ 0$/);
+    expect(value(text, 'creates_oldest_wait_seconds')).toMatch(/ 0$/);
   });
 
   it('gives every service its own registry, so two can live in one process', () => {

@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * The instruments every service shares. A service registers all of them (an unused one is
@@ -103,6 +103,38 @@ export function createMetrics(service: string, options: MetricsOptions = {}): Me
       registers,
     }),
   };
+}
+
+/** What the gateway's creates waiting for the orchestrator look like now, on this replica. */
+export interface CreateBacklogReading {
+  waiting: number;
+  oldestWaitSeconds: number;
+}
+
+/**
+ * The gateway's two gauges of creates still waiting for the orchestrator's answer, read from
+ * `read` at each scrape (nothing on the request path): `creates_awaiting_answer` and
+ * `creates_oldest_wait_seconds`. The second above CREATE_SHED_AFTER_MS means some account's
+ * creates are being shed; both rising together means the orchestrator is behind.
+ */
+export function observeCreateBacklog(metrics: Metrics, read: () => CreateBacklogReading): void {
+  const registers = [metrics.registry];
+  new Gauge({
+    name: 'creates_awaiting_answer',
+    help: 'Task creates this gateway replica sent to the orchestrator and still waits on',
+    registers,
+    collect() {
+      this.set(read().waiting);
+    },
+  });
+  new Gauge({
+    name: 'creates_oldest_wait_seconds',
+    help: 'How long the oldest create still waiting for the orchestrator has waited (0 with none)',
+    registers,
+    collect() {
+      this.set(read().oldestWaitSeconds);
+    },
+  });
 }
 
 /** Seconds since an ISO-8601 `occurred_at` (0 when it is in the future or unparsable): for queueConsumeLag. */

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfigOrExit } from '@tes/config';
 import { ListenError, closeServer, listen, onShutdown, startOpsServer } from '@tes/http';
 import { createLogger } from '@tes/logger';
-import { createMetrics, httpMetrics, mountMetrics } from '@tes/metrics';
+import { createMetrics, httpMetrics, mountMetrics, observeCreateBacklog } from '@tes/metrics';
 import { Broker, changeAnnouncer } from '@tes/messaging';
 import { connectMongo, ensureIndexes, isConnected } from '@tes/store';
 import { configSchema, type Config } from './config.js';
@@ -61,6 +61,8 @@ async function main(): Promise<void> {
   });
   await followCredentialChanges(broker, credentials, `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`);
 
+  const createBacklog = new CreateBacklog(config.CREATE_SHED_AFTER_MS);
+  observeCreateBacklog(metrics, () => ({ waiting: createBacklog.size, oldestWaitSeconds: createBacklog.oldestWaitMs() / 1000 }));
   const api = createApp({
     broker,
     accounts,
@@ -74,7 +76,7 @@ async function main(): Promise<void> {
     idempotencyLeaseMs: config.IDEMPOTENCY_LEASE_MS,
     httpMetrics: httpMetrics(metrics.httpRequestDuration),
     dashboard,
-    createBacklog: new CreateBacklog(config.CREATE_SHED_AFTER_MS),
+    createBacklog,
     onCreateShed: () => metrics.createsShed.inc(),
   });
   const stopSweeper = startSweeper({ keys: idempotencyKeys, rateLimits, logger, intervalMs: config.SWEEP_INTERVAL_MS });

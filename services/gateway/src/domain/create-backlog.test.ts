@@ -49,6 +49,20 @@ describe('CreateBacklog', () => {
     expect(b.size).toBe(2);
   });
 
+  it('tells the oldest wait over all accounts, and with a bound of 0 too (what the gauges read)', async () => {
+    const b = new CreateBacklog(0, clock);
+    expect([b.size, b.oldestWaitMs()]).toEqual([0, 0]);
+    const first = deferred<void>();
+    const tracked = b.track('acc_b', first.promise);
+    now += 300;
+    void b.track('acc_a', deferred<void>().promise);
+    now += 200;
+    expect([b.size, b.oldestWaitMs()]).toEqual([2, 500]);
+    first.resolve();
+    await tracked;
+    expect([b.size, b.oldestWaitMs()]).toEqual([1, 200]);
+  });
+
   it('never sheds with a bound of 0', () => {
     const b = new CreateBacklog(0, clock);
     void b.track('acc_a', deferred<void>().promise);

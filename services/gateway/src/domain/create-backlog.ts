@@ -42,10 +42,23 @@ export class CreateBacklog {
     }
   }
 
-  /** Unanswered creates on this replica, all accounts (tests: nothing is left behind). */
+  /** Unanswered creates on this replica, all accounts (the `creates_awaiting_answer` gauge). */
   get size(): number {
     let n = 0;
     for (const m of this.waiting.values()) n += m.size;
     return n;
+  }
+
+  /**
+   * How long the oldest unanswered create on this replica has waited, in ms, 0 with none (the
+   * `creates_oldest_wait_seconds` gauge): above `shedAfterMs`, some account's creates are shed.
+   */
+  oldestWaitMs(): number {
+    let oldest = Infinity;
+    for (const m of this.waiting.values()) {
+      const first = m.values().next().value;
+      if (first !== undefined && first < oldest) oldest = first;
+    }
+    return oldest === Infinity ? 0 : this.now() - oldest;
   }
 }
