@@ -17,6 +17,7 @@ import { startWebhookReceiver } from './lib/receiver.js';
 import { commandCounts, countsSince, perTask, type CommandCounts } from './lib/db-commands.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { cpuMeter, cpuPerTaskMs } from './lib/proc.js';
+import { removeStack } from './lib/cleanup.js';
 
 const TASKS = Number(process.env['TASKS'] ?? 1000);
 const receiver = await startWebhookReceiver();
@@ -89,5 +90,6 @@ try {
   );
 } finally {
   await stack.stopAll();
+  await removeStack(stack);
   await receiver.close();
 }

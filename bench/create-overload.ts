@@ -12,6 +12,7 @@ import { benchAccountKeys } from './lib/accounts.js';
 import { startWebhookReceiver } from './lib/receiver.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { openLoad, summarize } from './lib/load.js';
+import { removeStack } from './lib/cleanup.js';
 
 const RATE = Number(process.env['RATE'] ?? 50);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
@@ -49,6 +50,7 @@ for (const shed of (process.env['SHED'] ?? '0,1000').split(',')) {
     );
   } finally {
     await stack.stopAll();
+    await removeStack(stack);
     await receiver.close();
   }
 }

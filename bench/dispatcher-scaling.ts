@@ -35,6 +35,7 @@ import type { TaskEvent } from '@tes/contracts';
 import { createLogger } from '@tes/logger';
 import { Broker } from '@tes/messaging';
 import { AMQP_URL, MONGO_URL, REPO_ROOT, freePort, startService, uniqueName, waitFor, waitReady, type ServiceProcess } from '@tes/testing';
+import { removeStackData } from './lib/cleanup.js';
 import { median, summarize, type LatencySummary } from './lib/load.js';
 
 const REPLICAS = (process.env['BENCH_REPLICAS'] ?? '1,2,3').split(',').map(Number);
@@ -237,24 +238,9 @@ async function deploy(count: number): Promise<Deployment> {
     async close() {
       await broker.close(1000);
       await Promise.all(replicas.map((r) => r.proc.stop('SIGTERM')));
-      if (process.env['BENCH_KEEP_DB'] === '1') log(`kept database ${db}`);
-      else dropEverything(ns, db);
+      await removeStackData({ amqpUrl: AMQP_URL, mongoUrl: MONGO_URL, namespace: ns, databases: [db] });
     },
   };
-}
-
-/** Removes the run's database and queues (best effort). */
-function dropEverything(ns: string, db: string): void {
-  const script = `
-    const { MongoClient } = await import('mongodb');
-    const c = new MongoClient(${JSON.stringify(MONGO_URL)});
-    await c.connect(); await c.db(${JSON.stringify(db)}).dropDatabase(); await c.close();
-    const amqp = await import('amqplib');
-    const conn = await amqp.connect(${JSON.stringify(AMQP_URL)}); const ch = await conn.createChannel();
-    for (const q of ['dispatcher.task-events', 'dispatcher.admin']) { await ch.deleteQueue('${ns}.' + q); await ch.deleteQueue('${ns}.' + q + '.dead'); }
-    for (const x of ['tes.commands', 'tes.events', 'tes.dead']) await ch.deleteExchange('${ns}.' + x);
-    await conn.close();`;
-  spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, stdio: 'ignore', timeout: 60_000 });
 }
 
 function setEndpoint(db: string, account: string, url: string): void {

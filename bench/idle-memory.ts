@@ -10,6 +10,7 @@
 import { startStack } from '@tes/testing';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { cpuMeter, memoryMb } from './lib/proc.js';
+import { removeStack } from './lib/cleanup.js';
 
 const NODE_ARGS = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 const WAIT_MS = Number(process.env['IDLE_WAIT_MS'] ?? 5000);
@@ -28,4 +29,5 @@ try {
   console.table(Object.fromEntries([...used].map(([g, s]) => [g, { pct_of_a_core: Math.round(((s * 1000) / CPU_MS) * 1000) / 10 }])));
 } finally {
   await stack.stopAll();
+  await removeStack(stack);
 }

@@ -19,6 +19,7 @@ import { keepAliveClient } from './lib/http-client.js';
 import { openLoad, summarize } from './lib/load.js';
 import { benchAccountKeys } from './lib/accounts.js';
 import { startWebhookReceiver } from './lib/receiver.js';
+import { removeStack } from './lib/cleanup.js';
 
 const DIR = path.resolve(process.env['BENCH_PROFILE'] ?? 'bench/results/profile');
 const RATE = Number(process.env['BENCH_PROFILE_RATE'] ?? 50);
@@ -126,6 +127,7 @@ async function main(): Promise<void> {
     await receiver.close();
   }
   const stoppedAt = Date.now();
+  await removeStack(stack);
 
   let allTotal = 0;
   for (const [name, counts] of after) {

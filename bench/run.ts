@@ -18,6 +18,7 @@ import { cpuMeter, cpuPerTaskMs, isStackProcess, rssMb, type CpuPerTask } from '
 import { commandCounts, countsSince, dbBoundTasksPerS, perTask } from './lib/db-commands.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { median, medianSummary, openLoad, summarize, type LatencySummary } from './lib/load.js';
+import { removeStack } from './lib/cleanup.js';
 
 const QUICK = process.env['BENCH_QUICK'] === '1';
 const RUNS = Number(process.env['BENCH_RUNS'] ?? (QUICK ? 1 : 3));
@@ -381,6 +382,7 @@ async function main(): Promise<void> {
     await broker.close();
   } finally {
     await stack.stopAll();
+    await removeStack(stack);
     await receiver.close();
   }
 
