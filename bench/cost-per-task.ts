@@ -10,14 +10,13 @@
  *   pnpm exec tsx bench/cost-per-task.ts        (TASKS=1000, FERRETDB_DEBUG_URL=http://127.0.0.1:8088)
  */
 import os from 'node:os';
-import { startStack } from '@tes/testing';
+import { removeStack, startStack } from '@tes/testing';
 import { keepAliveClient } from './lib/http-client.js';
 import { benchAccountKeys } from './lib/accounts.js';
 import { startWebhookReceiver } from './lib/receiver.js';
 import { commandCounts, countsSince, perTask, type CommandCounts } from './lib/db-commands.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { cpuMeter, cpuPerTaskMs } from './lib/proc.js';
-import { removeStack } from './lib/cleanup.js';
 
 const TASKS = Number(process.env['TASKS'] ?? 1000);
 const receiver = await startWebhookReceiver();

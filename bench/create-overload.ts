@@ -6,13 +6,12 @@
  *
  *   RATE=50 SHED=0,1000 pnpm exec tsx bench/create-overload.ts
  */
-import { startStack } from '@tes/testing';
+import { removeStack, startStack } from '@tes/testing';
 import { keepAliveClient } from './lib/http-client.js';
 import { benchAccountKeys } from './lib/accounts.js';
 import { startWebhookReceiver } from './lib/receiver.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { openLoad, summarize } from './lib/load.js';
-import { removeStack } from './lib/cleanup.js';
 
 const RATE = Number(process.env['RATE'] ?? 50);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);

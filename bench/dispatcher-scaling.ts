@@ -34,8 +34,19 @@ import type { AddressInfo } from 'node:net';
 import type { TaskEvent } from '@tes/contracts';
 import { createLogger } from '@tes/logger';
 import { Broker } from '@tes/messaging';
-import { AMQP_URL, MONGO_URL, REPO_ROOT, freePort, startService, uniqueName, waitFor, waitReady, type ServiceProcess } from '@tes/testing';
-import { removeStackData } from './lib/cleanup.js';
+import {
+  AMQP_URL,
+  MONGO_URL,
+  REPO_ROOT,
+  freePort,
+  removeStackData,
+  startService,
+  uniqueName,
+  waitFor,
+  waitReady,
+  type ServiceProcess,
+} from '@tes/testing';
+
 import { median, summarize, type LatencySummary } from './lib/load.js';
 
 const REPLICAS = (process.env['BENCH_REPLICAS'] ?? '1,2,3').split(',').map(Number);

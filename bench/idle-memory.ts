@@ -7,10 +7,9 @@
  *
  *   pnpm exec tsx bench/idle-memory.ts
  */
-import { startStack } from '@tes/testing';
+import { removeStack, startStack } from '@tes/testing';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { cpuMeter, memoryMb } from './lib/proc.js';
-import { removeStack } from './lib/cleanup.js';
 
 const NODE_ARGS = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 const WAIT_MS = Number(process.env['IDLE_WAIT_MS'] ?? 5000);

@@ -11,7 +11,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { startStack, type ServiceName, type Stack } from '@tes/testing';
+import { removeStack, startStack, type ServiceName, type Stack } from '@tes/testing';
 import { summarizeProfile } from './lib/cpuprofile.js';
 import { cpuMeter, rssMb } from './lib/proc.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
@@ -19,7 +19,6 @@ import { keepAliveClient } from './lib/http-client.js';
 import { openLoad, summarize } from './lib/load.js';
 import { benchAccountKeys } from './lib/accounts.js';
 import { startWebhookReceiver } from './lib/receiver.js';
-import { removeStack } from './lib/cleanup.js';
 
 const DIR = path.resolve(process.env['BENCH_PROFILE'] ?? 'bench/results/profile');
 const RATE = Number(process.env['BENCH_PROFILE_RATE'] ?? 50);

@@ -9,7 +9,7 @@ import os from 'node:os';
 import { QUEUES, PARTITIONS, newId } from '@tes/contracts';
 import { createLogger } from '@tes/logger';
 import { Broker } from '@tes/messaging';
-import { AMQP_URL, MONGO_URL, admin, startStack, type Stack } from '@tes/testing';
+import { AMQP_URL, MONGO_URL, admin, removeStack, startStack, type Stack } from '@tes/testing';
 import { cpuWorkUnits, dbRates, httpsHello, rabbitRoundTrip, type Ceilings } from './lib/ceilings.js';
 import { keepAliveClient } from './lib/http-client.js';
 import { benchAccountKeys } from './lib/accounts.js';
@@ -18,7 +18,6 @@ import { cpuMeter, cpuPerTaskMs, isStackProcess, rssMb, type CpuPerTask } from '
 import { commandCounts, countsSince, dbBoundTasksPerS, perTask } from './lib/db-commands.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { median, medianSummary, openLoad, summarize, type LatencySummary } from './lib/load.js';
-import { removeStack } from './lib/cleanup.js';
 
 const QUICK = process.env['BENCH_QUICK'] === '1';
 const RUNS = Number(process.env['BENCH_RUNS'] ?? (QUICK ? 1 : 3));

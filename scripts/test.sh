@@ -37,9 +37,16 @@ bash scripts/validate-deploy.sh
 step=jest
 mkdir -p .run
 rm -f "$RESULTS"
+# Every stack the tests start is listed here, and its databases and queues removed after jest.
+export TES_STACK_LOG="$ROOT/.run/stacks.txt"
+rm -f "$TES_STACK_LOG"
 rc=0
 pnpm exec jest --ci --json --outputFile="$RESULTS" "$@" || rc=$?
 trap - EXIT
+node --input-type=module -e '
+  const { removeListedStacks } = await import("@tes/testing");
+  console.log(`test.sh: removed the data of ${await removeListedStacks(process.argv[1])} test stacks`);
+' "$TES_STACK_LOG" || say "test.sh: could not remove the test stacks' data (left in place)"
 [[ -z ${RUN_VHOST:-} ]] || rabbitmqctl -q delete_vhost "$RUN_VHOST" >/dev/null 2>&1 || true
 
 # passed = numPassedTests; failed = numFailedTests + failed suites that reported no test (load errors).

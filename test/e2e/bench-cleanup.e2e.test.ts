@@ -1,6 +1,8 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { AMQP_URL, MONGO_URL, rabbitmqctl, startStack, vhostOf } from '@tes/testing';
-import { removeStack } from '../../bench/lib/cleanup.js';
+import { AMQP_URL, MONGO_URL, rabbitmqctl, removeListedStacks, removeStack, startStack, vhostOf } from '@tes/testing';
 
 /** What the broker and the database hold of one namespace, read from themselves. */
 async function leftovers(namespace: string): Promise<{ queues: string[]; exchanges: string[]; databases: string[] }> {
@@ -24,7 +26,7 @@ async function leftovers(namespace: string): Promise<{ queues: string[]; exchang
 
 /**
  * The benches remove each stack's databases, queues and exchanges when they stop it (left
- * behind, an evening of runs piled up 1.4 GB and 960 queues; bench/lib/cleanup.ts). The names
+ * behind, an evening of runs piled up 1.4 GB and 960 queues; packages/testing/src/cleanup.ts). The names
  * removed are computed, so this checks them against what a real stack declared.
  */
 describe('bench cleanup', () => {
@@ -39,5 +41,22 @@ describe('bench cleanup', () => {
 
     await removeStack(stack);
     expect(await leftovers(stack.namespace)).toEqual({ queues: [], exchanges: [], databases: [] });
+  }, 60_000);
+
+  it('lists each stack in TES_STACK_LOG, and removes the listed ones afterwards (scripts/test.sh)', async () => {
+    const log = path.join(mkdtempSync(path.join(os.tmpdir(), 'stacks-')), 'stacks.txt');
+    const saved = process.env['TES_STACK_LOG'];
+    process.env['TES_STACK_LOG'] = log;
+    try {
+      const stack = await startStack({ env: { '*': { LOG_LEVEL: 'warn' } } });
+      await stack.stopAll();
+      expect(readFileSync(log, 'utf8')).toBe(`${stack.namespace}\n`);
+      expect((await leftovers(stack.namespace)).databases.length).toBeGreaterThanOrEqual(4);
+      expect(await removeListedStacks(log)).toBe(1);
+      expect(await leftovers(stack.namespace)).toEqual({ queues: [], exchanges: [], databases: [] });
+    } finally {
+      if (saved === undefined) delete process.env['TES_STACK_LOG'];
+      else process.env['TES_STACK_LOG'] = saved;
+    }
   }, 60_000);
 });

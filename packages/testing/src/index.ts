@@ -301,3 +301,4 @@ export async function admin(args: string[], env: Record<string, string> = {}): P
 export * from './rabbit.js';
 export * from './tcp-proxy.js';
 export * from './stack.js';
+export * from './cleanup.js';

@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import { freePort, startService, uniqueName, waitReady, type ServiceProcess } from './index.js';
 
 export const SERVICES = ['gateway', 'task-orchestrator', 'executor', 'oauth-vault', 'webhook-dispatcher'] as const;
@@ -18,6 +19,11 @@ export interface Stack {
   stopAll(): Promise<Record<string, number | null>>;
 }
 
+/** The database `startStack` gives one service of a namespace. */
+export function stackDatabase(namespace: string, service: ServiceName): string {
+  return `${namespace}_${service.replaceAll('-', '_')}`;
+}
+
 /**
  * Starts the five services as real processes on one isolated broker namespace and
  * their own databases, with free ports. `env` adds to (or overrides) every service's env.
@@ -31,12 +37,15 @@ export async function startStack(
   } = {},
 ): Promise<Stack> {
   const namespace = uniqueName('stk');
+  // scripts/test.sh removes the listed stacks' databases and queues once the run is over.
+  const stackLog = process.env['TES_STACK_LOG'];
+  if (stackLog) appendFileSync(stackLog, `${namespace}\n`);
   const opsPorts = {} as Record<ServiceName, number>;
   for (const s of SERVICES) opsPorts[s] = await freePort();
   const httpsPort = await freePort();
   const httpPort = await freePort();
   const vaultPublicPort = await freePort();
-  const db = (s: ServiceName) => `${namespace}_${s.replaceAll('-', '_')}`;
+  const db = (s: ServiceName) => stackDatabase(namespace, s);
   const envOf = (name: ServiceName): Record<string, string> => ({
     AMQP_NAMESPACE: namespace,
     MONGO_DB: db(name),

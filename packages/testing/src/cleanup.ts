@@ -1,13 +1,16 @@
 /**
- * Removes what a bench stack leaves behind once it is stopped: its databases and its broker
+ * Removes what a stack leaves behind once it is stopped: its databases and its broker
  * namespace's durable queues (with their dead-letter queues) and exchanges. Each stack has its
- * own of both, and nothing deleted them: one evening of runs left 114 databases (1.4 GB in
- * PostgreSQL, which autovacuum keeps visiting) and 960 idle queues on the machine.
+ * own of both, and nothing deleted them: one evening of bench runs left 114 databases (1.4 GB in
+ * PostgreSQL, which autovacuum keeps visiting) and 960 idle queues on the machine. The benches
+ * call `removeStack`; scripts/test.sh removes the stacks its run listed (`TES_STACK_LOG`).
  */
+import { existsSync, readFileSync } from 'node:fs';
 import amqp from 'amqplib';
 import { MongoClient } from 'mongodb';
 import { EXCHANGES, PARTITIONS, QUEUES } from '@tes/contracts';
-import { AMQP_URL, MONGO_URL, SERVICES, type Stack } from '@tes/testing';
+import { AMQP_URL, MONGO_URL } from './index.js';
+import { SERVICES, stackDatabase, type Stack } from './stack.js';
 
 /** The durable queue names every stack declares (the exclusive per-replica queues go with their connection). */
 export function durableQueueNames(): string[] {
@@ -29,7 +32,7 @@ export async function removeStackData(options: {
 }): Promise<void> {
   const { namespace } = options;
   if (process.env['BENCH_KEEP_DB'] === '1') {
-    process.stderr.write(`bench: kept databases ${options.databases.join(', ')} and namespace ${namespace}\n`);
+    process.stderr.write(`kept databases ${options.databases.join(', ')} and namespace ${namespace}\n`);
     return;
   }
   try {
@@ -40,7 +43,7 @@ export async function removeStackData(options: {
       await client.close();
     }
   } catch (err) {
-    process.stderr.write(`bench: could not drop the stack's databases: ${String(err)}\n`);
+    process.stderr.write(`could not drop the stack's databases: ${String(err)}\n`);
   }
   try {
     const conn = await amqp.connect(options.amqpUrl);
@@ -52,7 +55,7 @@ export async function removeStackData(options: {
       await conn.close();
     }
   } catch (err) {
-    process.stderr.write(`bench: could not delete the stack's queues: ${String(err)}\n`);
+    process.stderr.write(`could not delete the stack's queues: ${String(err)}\n`);
   }
 }
 
@@ -64,4 +67,21 @@ export function removeStack(stack: Stack): Promise<void> {
     namespace: stack.namespace,
     databases: SERVICES.map((s) => stack.envOf(s)['MONGO_DB'] ?? '').filter(Boolean),
   });
+}
+
+/** The databases `startStack` gives a namespace's five services. */
+export function stackDatabases(namespace: string): string[] {
+  return SERVICES.map((s) => stackDatabase(namespace, s));
+}
+
+/**
+ * Removes every stack listed in `file` (one namespace a line: what `startStack` appends to
+ * TES_STACK_LOG); scripts/test.sh calls it once jest is done. Returns how many it removed.
+ */
+export async function removeListedStacks(file: string): Promise<number> {
+  const namespaces = existsSync(file) ? [...new Set(readFileSync(file, 'utf8').split('\n').filter(Boolean))] : [];
+  for (const namespace of namespaces) {
+    await removeStackData({ amqpUrl: AMQP_URL, mongoUrl: MONGO_URL, namespace, databases: stackDatabases(namespace) });
+  }
+  return namespaces.length;
 }
