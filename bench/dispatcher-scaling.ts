@@ -46,7 +46,6 @@ import {
   waitReady,
   type ServiceProcess,
 } from '@tes/testing';
-
 import { median, summarize, type LatencySummary } from './lib/load.js';
 
 const REPLICAS = (process.env['BENCH_REPLICAS'] ?? '1,2,3').split(',').map(Number);
