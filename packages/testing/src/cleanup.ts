@@ -35,15 +35,17 @@ export async function removeStackData(options: {
     process.stderr.write(`kept databases ${options.databases.join(', ')} and namespace ${namespace}\n`);
     return;
   }
-  try {
-    const client = await MongoClient.connect(options.mongoUrl, { serverSelectionTimeoutMS: 5000 });
+  if (options.databases.length > 0) {
     try {
-      for (const db of options.databases) await client.db(db).dropDatabase();
-    } finally {
-      await client.close();
+      const client = await MongoClient.connect(options.mongoUrl, { serverSelectionTimeoutMS: 5000 });
+      try {
+        for (const db of options.databases) await client.db(db).dropDatabase();
+      } finally {
+        await client.close();
+      }
+    } catch (err) {
+      process.stderr.write(`could not drop the stack's databases: ${String(err)}\n`);
     }
-  } catch (err) {
-    process.stderr.write(`could not drop the stack's databases: ${String(err)}\n`);
   }
   try {
     const conn = await amqp.connect(options.amqpUrl);

@@ -3,12 +3,11 @@
  * gets its own RabbitMQ namespace and its own database, and removes both at the end.
  */
 import { createHmac } from 'node:crypto';
-import { connect as amqpConnect } from 'amqplib';
 import mongoose from 'mongoose';
-import { EXCHANGES, QUEUES, type Environment, type TaskEvent, type TaskEventKind } from '@tes/contracts';
+import { type Environment, type TaskEvent, type TaskEventKind } from '@tes/contracts';
 import { parseEnv } from '@tes/config';
 import { Broker } from '@tes/messaging';
-import { AMQP_URL, MONGO_URL, memoryLogger, uniqueName } from '@tes/testing';
+import { AMQP_URL, MONGO_URL, memoryLogger, removeStackData, uniqueName } from '@tes/testing';
 import { startDispatcher, type Dispatcher } from '../app.js';
 import { configSchema, type Config } from '../config.js';
 import { setEndpoint } from '../domain/manage-endpoint.use-case.js';
@@ -103,21 +102,9 @@ export async function dropDatabase(db: string): Promise<void> {
   }
 }
 
-/** Deletes what the dispatcher declared in a namespace. */
-export async function deleteTopology(ns: string): Promise<void> {
-  const conn = await amqpConnect(AMQP_URL);
-  try {
-    const ch = await conn.createChannel();
-    for (const name of [QUEUES.dispatcherTaskEvents.name, QUEUES.dispatcherAdmin.name]) {
-      const q = `${ns}.${name}`;
-      await ch.deleteQueue(q);
-      await ch.deleteQueue(`${q}.dead`);
-    }
-    for (const ex of Object.values(EXCHANGES)) await ch.deleteExchange(`${ns}.${ex}`);
-    await ch.close();
-  } finally {
-    await conn.close();
-  }
+/** Deletes what the dispatcher declared in a namespace (with every other durable queue name of one). */
+export function deleteTopology(ns: string): Promise<void> {
+  return removeStackData({ amqpUrl: AMQP_URL, mongoUrl: MONGO_URL, namespace: ns, databases: [] });
 }
 
 let clock = Date.parse('2026-01-01T00:00:00Z');
