@@ -47,9 +47,11 @@ describe('gateway load shedding of creates', () => {
     expect(shed.headers['x-ratelimit-remaining']).toBeUndefined(); // shed before the rate limit: not counted
     const metrics = await request('GET', `http://127.0.0.1:${stack.opsPorts.gateway}/metrics`);
     expect(metrics.text).toMatch(/^creates_shed_total\{service="gateway"\} 1$/m);
-    // The stuck create is still waiting, for 1.3 s and more; the shed one was never sent.
+    // The stuck create is still waiting; the shed one was never sent. The gateway shed it because
+    // the stuck one had waited over 1 s by then (1.3 s is the client's clock: it counts the request's
+    // own way to the gateway too), so the gauge read afterwards is above 1 s.
     expect(metrics.text).toMatch(/^creates_awaiting_answer\{service="gateway"\} 1$/m);
-    expect(gauge(metrics.text, 'creates_oldest_wait_seconds')).toBeGreaterThan(1.3);
+    expect(gauge(metrics.text, 'creates_oldest_wait_seconds')).toBeGreaterThan(1);
 
     // Another account is not shed for this one's backlog: its create waits (and times out here).
     const other = await create(b.api_keys.test, 'Echo "other"');
