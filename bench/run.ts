@@ -479,7 +479,7 @@ function renderMarkdown(report: {
     '# Performance',
     '',
     `Measured by \`pnpm bench\` on ${report.started_at} with ${settings.env} (${report.quick ? 'QUICK smoke run' : `${settings.runs} runs per figure, medians, ${settings.warmup_s} s warm-up discarded, ${settings.measured_s} s measured`}).`,
-    `Load average (1, 5, 15 min) of the machine at the start: ${report.load_average.at_start.join(', ')}; at the end: ${report.load_average.at_end.join(', ')} (another engineer's work shares the machine).`,
+    `Load average (1, 5, 15 min) of the machine at the start: ${report.load_average.at_start.join(', ')}; at the end: ${report.load_average.at_end.join(', ')} (at the start: anything else running on the machine; at the end: mostly the bench's own load).`,
     `Machine: ${String(report.machine['cores'])} cores (${String(report.machine['cpu'])}), ${String(report.machine['memory_gib'])} GiB, Node ${String(report.machine['node'])}; RabbitMQ and FerretDB (PostgreSQL backend) on the same machine; all five services and the load generator share the two cores.`,
     'Load is open-model: each request leaves at its scheduled time and its latency counts from that time, so queueing is not hidden.',
     '',
