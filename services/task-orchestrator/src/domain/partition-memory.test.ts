@@ -95,16 +95,31 @@ describe('partition memory', () => {
     expect(mem.doc('task_1')).toBeUndefined();
   });
 
-  it('tracks published outboxes by version until a rewrite or a batch clear takes them', () => {
+  it('tracks published outboxes by version until a rewrite or their clear in the database', () => {
     const mem = new PartitionMemory();
     mem.enter(attachment(1));
     mem.outboxPublished('task_1', 1);
-    mem.outboxPublished('task_2', 3);
+    mem.outboxPublished('task_2', 3, true);
     expect(mem.isPublished('task_1', 1)).toBe(true);
     expect(mem.isPublished('task_1', 2)).toBe(false);
     mem.rewritten('task_1');
-    expect(mem.takePublished()).toEqual([{ id: 'task_2', version: 3 }]);
-    expect(mem.takePublished()).toEqual([]);
+    expect(mem.publishedToClear()).toEqual([{ id: 'task_2', version: 3, ended: true }]);
+    // Handed out once, and still known published while its clear is under way.
+    expect(mem.publishedToClear()).toEqual([]);
+    expect(mem.isPublished('task_2', 3)).toBe(true);
+    mem.outboxCleared('task_2', 3);
+    expect(mem.isPublished('task_2', 3)).toBe(false);
+  });
+
+  it('keeps a newer published outbox when the clear of an older version ends', () => {
+    const mem = new PartitionMemory();
+    mem.enter(attachment(1));
+    mem.outboxPublished('task_1', 1);
+    expect(mem.publishedToClear()).toEqual([{ id: 'task_1', version: 1, ended: false }]);
+    mem.outboxPublished('task_1', 2);
+    mem.outboxCleared('task_1', 1);
+    expect(mem.isPublished('task_1', 2)).toBe(true);
+    expect(mem.publishedToClear()).toEqual([{ id: 'task_1', version: 2, ended: false }]);
   });
 
   it('runs its turns one at a time, in order, a failed one not stopping the next', async () => {

@@ -7,6 +7,13 @@ export interface Attachment {
   readonly open: boolean;
 }
 
+/** A published outbox still stored with its task: the task's version then, and whether the task had ended. */
+export interface PublishedOutbox {
+  id: string;
+  version: number;
+  ended: boolean;
+}
+
 export interface ActiveCounts {
   running: number;
   pending: number;
@@ -43,11 +50,16 @@ export class PartitionMemory {
   private readonly counts = new Map<string, ActiveCounts>();
   private readonly tools = new Map<string, readonly ToolView[]>();
   private readonly docs = new Map<string, TaskDoc>();
-  /** Task id → version whose outbox was published and is still in the stored document. */
-  private readonly published = new Map<string, number>();
+  /**
+   * Task id → version whose outbox was published and is still in the stored document, whether
+   * the task had ended, and whether a clear of it is under way.
+   */
+  private readonly published = new Map<string, { version: number; ended: boolean; clearing: boolean }>();
   private chain: Promise<unknown> = Promise.resolve();
   /** A pending clear of published outboxes. */
   timer: NodeJS.Timeout | undefined;
+  /** The clears of ended tasks' outboxes under way outside the partition's turn (one batch at a time). */
+  endedClears: Promise<void> = Promise.resolve();
 
   /** Runs `fn` after everything queued before it on this partition (messages, outbox clears). */
   run<T>(fn: () => Promise<T>): Promise<T> {
@@ -124,14 +136,14 @@ export class PartitionMemory {
     else bounded(this.docs, doc._id, structuredClone(doc), MAX_DOCS);
   }
 
-  /** The outbox stored with `version` has been published (and confirmed). */
-  outboxPublished(id: string, version: number): void {
-    this.published.set(id, version);
+  /** The outbox stored with `version` has been published (and confirmed); `ended`: the task is complete, failed or cancelled. */
+  outboxPublished(id: string, version: number, ended = false): void {
+    this.published.set(id, { version, ended, clearing: false });
   }
 
   /** True when the stored outbox of the task at `version` is known published. */
   isPublished(id: string, version: number): boolean {
-    return this.published.get(id) === version;
+    return this.published.get(id)?.version === version;
   }
 
   /** The task is being written whole: whatever outbox it stored before is replaced. */
@@ -139,10 +151,22 @@ export class PartitionMemory {
     this.published.delete(id);
   }
 
-  /** Takes the published outboxes still to clear in the database. */
-  takePublished(): { id: string; version: number }[] {
-    const out = [...this.published].map(([id, version]) => ({ id, version }));
-    this.published.clear();
+  /**
+   * The published outboxes to clear in the database, each handed out once: it stays known
+   * published (a task read again meanwhile does not send its outbox twice) until `outboxCleared`.
+   */
+  publishedToClear(): PublishedOutbox[] {
+    const out: PublishedOutbox[] = [];
+    for (const [id, entry] of this.published) {
+      if (entry.clearing) continue;
+      entry.clearing = true;
+      out.push({ id, version: entry.version, ended: entry.ended });
+    }
     return out;
+  }
+
+  /** The outbox stored with `version` is cleared in the database (or its clear failed: a reconcile sends it again). */
+  outboxCleared(id: string, version: number): void {
+    if (this.published.get(id)?.version === version) this.published.delete(id);
   }
 }

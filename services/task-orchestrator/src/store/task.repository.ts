@@ -111,10 +111,10 @@ export class TaskRepository {
   }
 
   /**
-   * Clears published outboxes in one round trip; each only if the task is still at the version
-   * whose outbox was published (a later write carries its own outbox).
+   * Clears published outboxes, one command per task; each only if the task is still at the
+   * version whose outbox was published (a later write carries its own outbox).
    */
-  async clearOutboxes(published: { id: string; version: number }[]): Promise<void> {
+  async clearOutboxes(published: readonly { id: string; version: number }[]): Promise<void> {
     if (published.length === 0) return;
     // One command per task, one after another: FerretDB v1 holds a PostgreSQL connection for
     // every update of a bulkWrite until the whole command ends, plus one for the write, so a
