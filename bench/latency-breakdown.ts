@@ -1,0 +1,148 @@
+/**
+ * Where a task's end-to-end time goes: runs single-step tasks at a fixed arrival rate (open
+ * model) and, once they are done, reads the timestamps each service stored for them, so every
+ * hop's share of the latency shows (same machine clock everywhere, millisecond precision):
+ *
+ *   scheduled send → gateway asks the orchestrator (the task's created_at, stamped by the gateway)
+ *   → orchestrator stores it (started_at) → executor finishes the step (step_runs.finished_at, its
+ *   trace's duration before it) → orchestrator completes the task (completed_at) → dispatcher
+ *   stores the event (events.received_at) → attempt starts (delivery_attempts.started_at) →
+ *   receiver has it. Also: the create answer as the client saw it.
+ *
+ *   RATE=50 SECONDS=20 WARMUP_SECONDS=10 pnpm exec tsx bench/latency-breakdown.ts
+ */
+import { MongoClient } from 'mongodb';
+import { MONGO_URL, removeStack, stackDatabase, startStack } from '@tes/testing';
+import { benchAccountKeys } from './lib/accounts.js';
+import { keepAliveClient } from './lib/http-client.js';
+import { openLoad, summarize } from './lib/load.js';
+import { startWebhookReceiver } from './lib/receiver.js';
+import { gatewayTlsEnv } from './lib/tls-files.js';
+
+const RATE = Number(process.env['RATE'] ?? 50);
+const SECONDS = Number(process.env['SECONDS'] ?? 20);
+const WARMUP_MS = Number(process.env['WARMUP_SECONDS'] ?? 10) * 1000;
+
+interface Times {
+  scheduled: number;
+  answered?: number;
+}
+
+const receiver = await startWebhookReceiver();
+const stack = await startStack({ env: { '*': { LOG_LEVEL: 'warn' }, gateway: await gatewayTlsEnv() } });
+const mongo = await MongoClient.connect(MONGO_URL);
+try {
+  const keys = await benchAccountKeys(stack, 'hops', `${receiver.base}/ok/main`);
+  const client = keepAliveClient(256);
+  await new Promise((r) => setTimeout(r, 2000));
+  const tasks = new Map<string, Times>();
+  await openLoad({
+    ratePerSec: RATE,
+    durationMs: SECONDS * 1000,
+    warmupMs: WARMUP_MS,
+    fire: async (i, scheduled) => {
+      const r = await client.request(
+        'POST',
+        `${stack.baseUrl}/tasks`,
+        { authorization: `Bearer ${keys[i % keys.length] ?? ''}` },
+        '{"prompt":"Echo \\"hops\\""}',
+      );
+      if (r.status !== 201) throw new Error(`create answered ${r.status}`);
+      if (i >= (WARMUP_MS / 1000) * RATE) {
+        tasks.set((JSON.parse(r.body) as { id: string }).id, { scheduled: performance.timeOrigin + scheduled, answered: Date.now() });
+      }
+      return '201';
+    },
+  });
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline && [...tasks.keys()].some((id) => !receiver.completeAt.has(id)))
+    await new Promise((r) => setTimeout(r, 100));
+  await new Promise((r) => setTimeout(r, 1500)); // the dispatcher's final inserts
+
+  const ids = [...tasks.keys()];
+  const db = (s: Parameters<typeof stackDatabase>[1]) => mongo.db(stackDatabase(stack.namespace, s));
+  const orch = new Map(
+    (
+      await db('task-orchestrator')
+        .collection('tasks')
+        .find({ _id: { $in: ids } } as never)
+        .toArray()
+    ).map((d) => [String(d._id), d]),
+  );
+  const steps = new Map(
+    (
+      await db('executor')
+        .collection('step_runs')
+        .find({ task_id: { $in: ids } })
+        .toArray()
+    ).map((d) => [String(d['task_id']), d]),
+  );
+  const events = new Map(
+    (
+      await db('webhook-dispatcher')
+        .collection('events')
+        .find({ task_id: { $in: ids }, event: 'task.complete' })
+        .toArray()
+    ).map((d) => [String(d['task_id']), d]),
+  );
+  const attempts = new Map(
+    (
+      await db('webhook-dispatcher')
+        .collection('delivery_attempts')
+        .find({ task_id: { $in: ids }, attempt: 1 })
+        .toArray()
+    ).map((d) => [String(d['event_id']), d]),
+  );
+
+  const hops: Record<string, number[]> = {
+    'scheduled → gateway asks orchestrator': [],
+    'gateway asks → orchestrator stores task': [],
+    'orchestrator stores → executor starts step': [],
+    'step runs (trace duration)': [],
+    'step finished → orchestrator completes task': [],
+    'task complete → dispatcher stores event': [],
+    'event stored → attempt starts': [],
+    'attempt starts → receiver has it': [],
+    'end to end': [],
+    'create answered (client)': [],
+  };
+  const ms = (v: unknown) => (v instanceof Date ? v.getTime() : Date.parse(String(v)));
+  let complete = 0;
+  for (const [id, t] of tasks) {
+    const o = orch.get(id);
+    const s = steps.get(id);
+    const e = events.get(id);
+    const got = receiver.completeAt.get(id);
+    if (!o || !s || !e || got === undefined) continue;
+    const a = attempts.get(String(e._id));
+    complete++;
+    const created = ms(o['created_at']);
+    const stored = ms(o['started_at']);
+    const finished = ms(s['finished_at']);
+    const ran = Number((s['trace'] as { duration_ms?: number } | undefined)?.duration_ms ?? 0);
+    const done = ms(o['completed_at']);
+    const received = ms(e['received_at']);
+    const started = a ? ms(a['started_at']) : NaN;
+    const push = (k: string, v: number) => Number.isFinite(v) && hops[k]?.push(v);
+    push('scheduled → gateway asks orchestrator', created - t.scheduled);
+    push('gateway asks → orchestrator stores task', stored - created);
+    push('orchestrator stores → executor starts step', finished - ran - stored);
+    push('step runs (trace duration)', ran);
+    push('step finished → orchestrator completes task', done - finished);
+    push('task complete → dispatcher stores event', received - done);
+    push('event stored → attempt starts', started - received);
+    push('attempt starts → receiver has it', got - started);
+    push('end to end', got - t.scheduled);
+    if (t.answered !== undefined) push('create answered (client)', t.answered - t.scheduled);
+  }
+  console.log(
+    `${RATE} tasks/s for ${SECONDS} s (warm-up ${WARMUP_MS / 1000} s cut): ${tasks.size} measured, ${complete} with every timestamp`,
+  );
+  console.table(Object.fromEntries(Object.entries(hops).map(([k, v]) => [k, summarize(v)])));
+  client.close();
+} finally {
+  await mongo.close();
+  await stack.stopAll();
+  await removeStack(stack);
+  await receiver.close();
+}
