@@ -108,6 +108,8 @@ try {
   };
   const ms = (v: unknown) => (v instanceof Date ? v.getTime() : Date.parse(String(v)));
   let complete = 0;
+  const start = Math.min(...[...tasks.values()].map((t) => t.scheduled));
+  const slowest: { at_s: number; e2e: number; hops: Record<string, number> }[] = [];
   for (const [id, t] of tasks) {
     const o = orch.get(id);
     const s = steps.get(id);
@@ -123,7 +125,12 @@ try {
     const done = ms(o['completed_at']);
     const received = ms(e['received_at']);
     const started = a ? ms(a['started_at']) : NaN;
-    const push = (k: string, v: number) => Number.isFinite(v) && hops[k]?.push(v);
+    const mine: Record<string, number> = {};
+    const push = (k: string, v: number) => {
+      if (!Number.isFinite(v)) return;
+      hops[k]?.push(v);
+      mine[k] = Math.round(v);
+    };
     push('scheduled → gateway asks orchestrator', created - t.scheduled);
     push('gateway asks → orchestrator stores task', stored - created);
     push('orchestrator stores → executor starts step', finished - ran - stored);
@@ -134,11 +141,22 @@ try {
     push('attempt starts → receiver has it', got - started);
     push('end to end', got - t.scheduled);
     if (t.answered !== undefined) push('create answered (client)', t.answered - t.scheduled);
+    slowest.push({ at_s: Math.round((t.scheduled - start) / 100) / 10, e2e: got - t.scheduled, hops: mine });
   }
   console.log(
-    `${RATE} tasks/s for ${SECONDS} s (warm-up ${WARMUP_MS / 1000} s cut): ${tasks.size} measured, ${complete} with every timestamp`,
+    `${RATE} tasks/s for ${SECONDS} s (warm-up ${WARMUP_MS / 1000} s cut) from ${new Date(start).toISOString()}: ${tasks.size} measured, ${complete} with every timestamp`,
   );
   console.table(Object.fromEntries(Object.entries(hops).map(([k, v]) => [k, summarize(v)])));
+  // The slowest tasks, each with the hop that took longest: a stall shows as several tasks at one moment.
+  slowest.sort((a, b) => b.e2e - a.e2e);
+  console.table(
+    slowest.slice(0, Number(process.env['SLOWEST'] ?? 10)).map((x) => {
+      const [hop, ms] = Object.entries(x.hops)
+        .filter(([k]) => k !== 'end to end' && k !== 'create answered (client)')
+        .sort((a, b) => b[1] - a[1])[0] ?? ['', 0];
+      return { 'sent at (s)': x.at_s, 'end to end': Math.round(x.e2e), 'longest hop': hop, 'its ms': ms };
+    }),
+  );
   client.close();
 } finally {
   await mongo.close();
