@@ -4,7 +4,7 @@
  * hop's share of the latency shows (same machine clock everywhere, millisecond precision):
  *
  *   scheduled send → gateway asks the orchestrator (the task's created_at, stamped by the gateway)
- *   → orchestrator stores it (started_at) → executor finishes the step (step_runs.finished_at, its
+ *   → orchestrator takes it (started_at, stamped just before its insert) → executor finishes the step (step_runs.finished_at, its
  *   trace's duration before it) → orchestrator completes the task (completed_at) → dispatcher
  *   stores the event (events.received_at) → attempt starts (delivery_attempts.started_at) →
  *   receiver has it. Also: the create answer as the client saw it.
@@ -36,7 +36,7 @@ try {
   const client = keepAliveClient(256);
   await new Promise((r) => setTimeout(r, 2000));
   const tasks = new Map<string, Times>();
-  await openLoad({
+  const load = await openLoad({
     ratePerSec: RATE,
     durationMs: SECONDS * 1000,
     warmupMs: WARMUP_MS,
@@ -144,7 +144,7 @@ try {
     slowest.push({ at_s: Math.round((t.scheduled - start) / 100) / 10, e2e: got - t.scheduled, hops: mine });
   }
   console.log(
-    `${RATE} tasks/s for ${SECONDS} s (warm-up ${WARMUP_MS / 1000} s cut) from ${new Date(start).toISOString()}: ${tasks.size} measured, ${complete} with every timestamp`,
+    `${RATE} tasks/s for ${SECONDS} s (warm-up ${WARMUP_MS / 1000} s cut) from ${new Date(start).toISOString()}: ${tasks.size} measured, ${complete} with every timestamp; ${load.errors} creates failed (shed or refused: not measured, so an overloaded rate shows here)`,
   );
   console.table(Object.fromEntries(Object.entries(hops).map(([k, v]) => [k, summarize(v)])));
   // The slowest tasks, each with the hop that took longest: a stall shows as several tasks at one moment.
