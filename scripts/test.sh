@@ -49,12 +49,13 @@ node --input-type=module -e '
 ' "$TES_STACK_LOG" || say "test.sh: could not remove the test stacks' data (left in place)"
 [[ -z ${RUN_VHOST:-} ]] || rabbitmqctl -q delete_vhost "$RUN_VHOST" >/dev/null 2>&1 || true
 
-# passed = numPassedTests; failed = numFailedTests + failed suites that reported no test (load errors).
+# passed = numPassedTests; failed = numFailedTests + failed suites with no failed test (a load error, or an
+# error outside any test, such as an uncaught exception after the last one).
 counts=$(node -e '
   const fs = require("fs"), f = process.argv[1];
   if (!fs.existsSync(f)) { console.log("0 0"); process.exit(0); }
   const r = JSON.parse(fs.readFileSync(f, "utf8"));
-  const broken = r.testResults.filter((s) => s.status === "failed" && s.assertionResults.length === 0).length;
+  const broken = r.testResults.filter((s) => s.status === "failed" && !s.assertionResults.some((a) => a.status === "failed")).length;
   console.log(r.numPassedTests, r.numFailedTests + broken);
 ' "$RESULTS") || counts="0 0"
 read -r passed failed <<<"$counts"

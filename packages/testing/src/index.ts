@@ -92,15 +92,15 @@ export function startService(name: string, env: Record<string, string>, nodeArgs
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'close' comes once stdout and stderr are drained too; output can still arrive after 'exit'.
+  child.on('close', () => file.end());
   return {
     name,
     child,
     output: () => out,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      const code = await exited;
-      file.end();
-      return code;
+      return exited;
     },
   };
 }
