@@ -1,11 +1,11 @@
-import { DATA_TOOL } from './tools/data.js';
-import { GITHUB_TOOL } from './tools/github.js';
-import { GMAIL_TOOL } from './tools/gmail.js';
-import { GOOGLE_CALENDAR_TOOL } from './tools/google-calendar.js';
-import { HTTP_TOOL } from './tools/http.js';
-import { NOTION_TOOL } from './tools/notion.js';
-import { SLACK_TOOL } from './tools/slack.js';
-import { TEXT_TOOL } from './tools/text.js';
+import { DATA_TOOL } from './tools/data/definition.js';
+import { GITHUB_TOOL } from './tools/github/definition.js';
+import { GMAIL_TOOL } from './tools/gmail/definition.js';
+import { GOOGLE_CALENDAR_TOOL } from './tools/google_calendar/definition.js';
+import { HTTP_TOOL } from './tools/http/definition.js';
+import { NOTION_TOOL } from './tools/notion/definition.js';
+import { SLACK_TOOL } from './tools/slack/definition.js';
+import { TEXT_TOOL } from './tools/text/definition.js';
 import type { ActionDef, ToolDef } from './types.js';
 
 export type { ActionDef, SideEffect, ToolDef } from './types.js';

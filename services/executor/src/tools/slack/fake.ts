@@ -1,4 +1,4 @@
-import { startFakeProvider, type Fault, type FakeProvider, type Reply } from './fake-provider.js';
+import { startFakeProvider, type Fault, type FakeProvider, type Reply } from '../../test-support/fake-provider.js';
 
 /** Slack Web API: errors are HTTP 200 `{ok: false, error}`, except 429 with Retry-After. */
 export interface FakeSlack extends FakeProvider {

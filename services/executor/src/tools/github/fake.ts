@@ -1,4 +1,4 @@
-import { startFakeProvider, type Fault, type FakeProvider, type Reply } from './fake-provider.js';
+import { startFakeProvider, type Fault, type FakeProvider, type Reply } from '../../test-support/fake-provider.js';
 
 /** GitHub REST v3 as the executor uses it: issues, comments, labels, repositories. */
 export interface FakeGitHub extends FakeProvider {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { ActionImpl } from '../tools/tool.js';
-import { SANDBOX_HOST, sandboxScope } from './sandbox-scope.js';
+import type { ActionImpl } from '../tool.js';
+import { SANDBOX_HOST, sandboxScope } from '../../sandbox/sandbox-scope.js';
 
 /** A simulated Notion workspace: any database or page id exists; pages persist under their parent. */
 function uuidFor(key: string): string {

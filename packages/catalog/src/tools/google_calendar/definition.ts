@@ -1,4 +1,4 @@
-import { dateTime, email, limit, listOf, str, type ToolDef } from '../types.js';
+import { dateTime, email, limit, listOf, str, type ToolDef } from '../../types.js';
 
 export const calendarEvent = {
   type: 'object',

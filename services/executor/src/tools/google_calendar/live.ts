@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { findAction } from '@tes/catalog';
-import { text, type ActionImpl, type ToolContext } from '../tools/tool.js';
-import { classifyGoogle } from './google.js';
-import { callProvider } from './provider-http.js';
+import { text, type ActionImpl, type ToolContext } from '../tool.js';
+import { classifyGoogle } from '../../providers/google.js';
+import { callProvider } from '../../providers/provider-http.js';
 
 /**
  * Google Calendar API v3 (GOOGLE_CALENDAR_API_URL). Creating an event is made

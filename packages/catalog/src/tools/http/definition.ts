@@ -1,4 +1,4 @@
-import { int, str, type ToolDef } from '../types.js';
+import { int, str, type ToolDef } from '../../types.js';
 
 const url = str({ minLength: 1, maxLength: 2048, pattern: '^https?://', description: 'http(s) URL' });
 const response = {

@@ -1,4 +1,4 @@
-import { int, str, type ToolDef } from '../types.js';
+import { int, str, type ToolDef } from '../../types.js';
 
 const textInput = {
   type: 'object',

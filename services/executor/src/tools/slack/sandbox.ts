@@ -1,5 +1,5 @@
-import type { ActionImpl } from '../tools/tool.js';
-import { sandboxScope } from './sandbox-scope.js';
+import type { ActionImpl } from '../tool.js';
+import { sandboxScope } from '../../sandbox/sandbox-scope.js';
 
 /** A simulated Slack workspace: #general and #random exist; posting to a channel creates it. */
 const SEED = ['general', 'random'];

@@ -1,5 +1,5 @@
-import { text, ToolError, type ActionImpl } from '../tools/tool.js';
-import { SANDBOX_HOST, sandboxScope } from './sandbox-scope.js';
+import { text, ToolError, type ActionImpl } from '../tool.js';
+import { SANDBOX_HOST, sandboxScope } from '../../sandbox/sandbox-scope.js';
 
 /** A simulated GitHub: any repository exists; issues, comments and labels persist per account and user. */
 const full = (input: Record<string, unknown>) => `${text(input['owner'])}/${text(input['repo'])}`;

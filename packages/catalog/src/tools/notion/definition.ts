@@ -1,4 +1,4 @@
-import { dateTime, limit, listOf, str, type ToolDef } from '../types.js';
+import { dateTime, limit, listOf, str, type ToolDef } from '../../types.js';
 
 export const notionPage = {
   type: 'object',

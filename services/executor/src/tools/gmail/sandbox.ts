@@ -1,5 +1,5 @@
-import { text, type ActionImpl } from '../tools/tool.js';
-import { sandboxId, sandboxScope } from './sandbox-scope.js';
+import { text, type ActionImpl } from '../tool.js';
+import { sandboxId, sandboxScope } from '../../sandbox/sandbox-scope.js';
 
 /** A simulated mailbox: one welcome message, plus every email the user sends. */
 const WELCOME = {

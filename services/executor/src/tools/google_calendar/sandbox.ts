@@ -1,6 +1,6 @@
-import { eventIdFor } from '../providers/google-calendar.live.js';
-import { text, type ActionImpl } from '../tools/tool.js';
-import { SANDBOX_HOST, sandboxScope } from './sandbox-scope.js';
+import { eventIdFor } from './live.js';
+import { text, type ActionImpl } from '../tool.js';
+import { SANDBOX_HOST, sandboxScope } from '../../sandbox/sandbox-scope.js';
 
 /** A simulated Google Calendar: events persist per account, user and calendar. */
 export const googleCalendarSandbox: Record<string, ActionImpl> = {

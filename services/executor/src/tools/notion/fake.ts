@@ -1,4 +1,4 @@
-import { startFakeProvider, type Fault, type FakeProvider, type Reply } from './fake-provider.js';
+import { startFakeProvider, type Fault, type FakeProvider, type Reply } from '../../test-support/fake-provider.js';
 
 /** Notion API 2022-06-28: `{object: "error", status, code, message}` errors; checks the Notion-Version header. */
 export interface FakeNotion extends FakeProvider {

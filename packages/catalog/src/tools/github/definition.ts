@@ -1,4 +1,4 @@
-import { dateTime, int, limit, listOf, str, type ToolDef } from '../types.js';
+import { dateTime, int, limit, listOf, str, type ToolDef } from '../../types.js';
 
 const owner = str({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$', description: 'Repository owner (user or organisation)' });
 const repo = str({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$', description: 'Repository name' });

@@ -1,6 +1,6 @@
 import { findAction } from '@tes/catalog';
-import type { ActionImpl, ToolContext } from '../tools/tool.js';
-import { callProvider, classifyHttp } from './provider-http.js';
+import type { ActionImpl, ToolContext } from '../tool.js';
+import { callProvider, classifyHttp } from '../../providers/provider-http.js';
 
 /**
  * Notion API (NOTION_API_URL, default https://api.notion.com/v1), version 2022-06-28.

@@ -1,7 +1,7 @@
 import { findAction } from '@tes/catalog';
-import { text, type ActionImpl, type ToolContext } from '../tools/tool.js';
-import { classifyGoogle } from './google.js';
-import { callProvider } from './provider-http.js';
+import { text, type ActionImpl, type ToolContext } from '../tool.js';
+import { classifyGoogle } from '../../providers/google.js';
+import { callProvider } from '../../providers/provider-http.js';
 
 /** Gmail API v1 (GMAIL_API_URL). Gmail takes no idempotency key for messages.send. */
 function call<T>(

@@ -1,4 +1,4 @@
-import { email, limit, listOf, str, type ToolDef } from '../types.js';
+import { email, limit, listOf, str, type ToolDef } from '../../types.js';
 
 export const gmailMessage = {
   type: 'object',

@@ -1,4 +1,4 @@
-import { int, limit, listOf, str, type ToolDef } from '../types.js';
+import { int, limit, listOf, str, type ToolDef } from '../../types.js';
 
 export const slackChannel = {
   type: 'object',

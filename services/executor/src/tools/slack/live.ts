@@ -1,7 +1,7 @@
 import type { AxiosResponse } from 'axios';
 import { findAction } from '@tes/catalog';
-import type { ActionImpl, ToolContext } from '../tools/tool.js';
-import { callProvider, classifyHttp, retryAfterMs, type Verdict } from './provider-http.js';
+import type { ActionImpl, ToolContext } from '../tool.js';
+import { callProvider, classifyHttp, retryAfterMs, type Verdict } from '../../providers/provider-http.js';
 
 /**
  * Slack Web API (SLACK_API_URL, default https://slack.com/api). Slack answers most

@@ -1,7 +1,7 @@
 import type { AxiosResponse } from 'axios';
 import { findAction } from '@tes/catalog';
-import type { ActionImpl, ToolContext } from '../tools/tool.js';
-import { callProvider, classifyHttp, messageOf, retryAfterMs, type Verdict } from './provider-http.js';
+import type { ActionImpl, ToolContext } from '../tool.js';
+import { callProvider, classifyHttp, messageOf, retryAfterMs, type Verdict } from '../../providers/provider-http.js';
 
 /**
  * GitHub REST API v3 (GITHUB_API_URL, default https://api.github.com). GitHub takes no
