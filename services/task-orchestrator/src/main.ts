@@ -6,7 +6,7 @@ import { Broker } from '@tes/messaging';
 import { connectMongo, ensureIndexes, isConnected } from '@tes/store';
 import { configSchema, type Config } from './config.js';
 import { TaskWriter } from './domain/task-writer.js';
-import { llmOptionsFromEnv } from './domain/planner-llm.js';
+import { llmOptionsFromEnv } from '@tes/planner';
 import { outboxRelay } from './messaging/outbox-relay.js';
 import { consumePartitions } from './messaging/partition.consumer.js';
 import { startReaper } from './messaging/reaper.js';

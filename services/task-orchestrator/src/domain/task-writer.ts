@@ -19,8 +19,7 @@ import type { OutboxMessage, TaskDoc, TaskRepository, WorkflowStep } from '../st
 import type { ToolRepository } from '../store/tool.repository.js';
 import { customStep, customToolDef } from './custom-tools.js';
 import type { ActiveCounts, PartitionMemory, PublishedOutbox } from './partition-memory.js';
-import { planWorkflowDetailed, selectTool } from './planner.js';
-import { planWorkflowWithLlm, type LlmPlannerOptions } from './planner-llm.js';
+import { planWithRules, planWorkflowWithLlm, type LlmPlannerOptions } from '@tes/planner';
 
 export interface WriterDeps {
   tasks: TaskRepository;
@@ -71,8 +70,10 @@ export class TaskWriter {
   async create(mem: PartitionMemory, cmd: TaskCreate, reply: (body: TaskReply) => Promise<void>, correlationId?: string): Promise<void> {
     const custom = await this.customTools(mem, cmd.account_id, cmd.environment);
     const catalog = catalogWith(custom);
-    const tool = selectTool(cmd.prompt, catalog);
-    if (!tool) return reply(err('no_matching_tool', 'No tool matches the prompt; see docs/engine.md for what the service can do'));
+    const outcome = planWithRules(cmd.prompt, { now: new Date(cmd.created_at), tools: catalog });
+    if (!outcome.ok) return reply(err(outcome.refusal.code === 'no_matching_tool' ? 'no_matching_tool' : 'no_matching_tool', outcome.refusal.message));
+    const tool = findTool(outcome.plan.tool, catalog);
+    if (!tool) return reply(err('no_matching_tool', 'No tool matches the prompt'));
     if (tool.service && !cmd.user_id) {
       return reply(err('invalid_request', `user_id is required: tool ${tool.name} acts on a user's ${tool.service} account`));
     }
@@ -108,7 +109,7 @@ export class TaskWriter {
     const answer = createdReply(doc);
     // The deterministic planner is pure and takes microseconds: plan before the insert.
     if (doc.status === 'running' && !this.deps.llm) {
-      this.applyPlan(doc, planWorkflowDetailed(doc.prompt, tool, { now: new Date(doc.created_at), tools: catalog }).steps, custom);
+      this.applyPlan(doc, outcome.plan.steps, custom);
     }
 
     if (!(await this.deps.tasks.insert(doc))) {
@@ -325,7 +326,10 @@ export class TaskWriter {
             onFallback: (reason: string) =>
               this.deps.logger.warn('llm planner fell back to the deterministic one', { task_id: doc._id, reason }),
           })
-        : planWorkflowDetailed(doc.prompt, tool, { now, tools: catalog }).steps;
+        : (() => {
+            const planned = planWithRules(doc.prompt, { now, tools: catalog });
+            return planned.ok ? planned.plan.steps : [];
+          })();
     this.applyPlan(doc, workflow, custom);
     await this.commit(mem, doc);
     if (doc.status !== 'running') await this.admitNext(mem, doc.account_id);

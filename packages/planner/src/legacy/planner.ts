@@ -1,6 +1,6 @@
 import { BUILT_IN_TOOLS, findAction, findTool, hasReference, type ToolDef } from '@tes/catalog';
 import { WORKFLOW_MAX_STEPS } from '@tes/contracts';
-import type { WorkflowStep } from '../store/task.repository.js';
+import type { WorkflowStep } from '../types.js';
 import {
   LISTINGS,
   buildInput,

@@ -1,7 +1,7 @@
 import { BUILT_IN_TOOLS, findAction, findReferences, withoutReferencedFields, type ToolDef } from '@tes/catalog';
 import { compile, describeErrors } from '@tes/contracts';
-import type { WorkflowStep } from '../store/task.repository.js';
-import { planWorkflow } from './planner.js';
+import type { WorkflowStep } from './types.js';
+import { planWorkflow } from './legacy/planner.js';
 
 /**
  * The pluggable LLM planner: any OpenAI-compatible chat-completions endpoint with tool

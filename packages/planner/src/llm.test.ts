@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { llmOptionsFromEnv, planWithLlm, planWorkflowWithLlm, type LlmPlannerOptions } from './planner-llm.js';
-import { selectTool } from './planner.js';
+import { llmOptionsFromEnv, planWithLlm, planWorkflowWithLlm, type LlmPlannerOptions } from './llm.js';
+import { selectTool } from './legacy/planner.js';
 
 /** The LLM planner against a local HTTP server speaking the OpenAI chat-completions wire format. */
 describe('LLM planner', () => {
