@@ -4,4 +4,5 @@
  */
 export type { Plan, PlanOutcome, PlannerInfo, Refusal, WorkflowStep } from './types.js';
 export { planWithRules, taskToolOf, type RulesOptions } from './rules.js';
+export { checkPlan } from './invariants.js';
 export * from './llm.js';
