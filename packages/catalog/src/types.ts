@@ -42,3 +42,27 @@ export function listOf(item: object): object {
     required: ['items', 'count'],
   };
 }
+
+/**
+ * What the rules planner reads to recognise an action in a clause. Words are canonical English
+ * lemmas (the planner maps French, German, Spanish and common typos onto them first).
+ */
+export interface ActionHints {
+  /** Verbs that ask for this action ("close", "shut"); a clause must hold one, or one of `phrases`. */
+  verbs: readonly string[];
+  /**
+   * What it acts on: nouns ("issue", "pull request") or entity kinds (`@repo`, `@number`, `@channel`,
+   * `@email`, `@url`, `@user`); one must be in the clause (or in the clause's tool context).
+   */
+  objects: readonly string[];
+  /** Phrases that ask for it on their own ("am i free"). */
+  phrases?: readonly string[];
+  /** Words that rule it out ("draft" for send_email). */
+  not?: readonly string[];
+}
+
+export interface ToolHints {
+  /** Nouns and names that point at the tool ("github", "repo"). */
+  nouns: readonly string[];
+  actions: Readonly<Record<string, ActionHints>>;
+}

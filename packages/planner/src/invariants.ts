@@ -1,15 +1,61 @@
-import type { ToolDef } from '@tes/catalog';
+import { BUILT_IN_HINTS, findAction, findReferences, withoutReferencedFields, type ToolDef } from '@tes/catalog';
+import { compile, compileDynamic, describeErrors } from '@tes/contracts';
+import { customHints, entityKinds, hasTerm } from './rules/intents.js';
+import { forbiddenVerbs } from './rules/refusals.js';
+import { prepare } from './rules/text.js';
 import type { Refusal, WorkflowStep } from './types.js';
 
 /**
- * The checks every plan passes, whichever planner made it: a plan may only do what the prompt
- * asked. Answers the refusal when the plan must not run, undefined when it may.
- * (Transitional placeholder: the checks land with the new rules planner.)
+ * The checks every plan passes, whichever planner made it: every action exists and its input is
+ * valid against its JSON Schema, references point only at earlier steps, and every step with a side
+ * effect was asked for: the prompt holds one of the action's verbs and names what it acts on, the
+ * prompt does not forbid it ("don't send it yet"), and the same write is not planned twice unless
+ * the prompt asks for a repetition. Answers the refusal when the plan must not run.
  */
 export function checkPlan(prompt: string, steps: readonly WorkflowStep[], tools: readonly ToolDef[]): Refusal | undefined {
-  void prompt;
-  void tools;
-  if (steps.length === 0)
-    return { code: 'no_matching_tool', message: 'The plan has no step', suggestion: 'Say what to do and with which service' };
+  if (steps.length === 0) return refuse('no_matching_tool', 'The plan has no step', 'Say what to do and with which service');
+  const prepared = prepare(prompt);
+  const clauses = prepared.segments.flat();
+  const forbidden = forbiddenVerbs(clauses.map((c) => c.canon).join(' . '), prompt);
+  const repeats = /\b(?:times|twice|thrice|again|each|every|all|both|fois|mal|veces|chaque|jede[nr]?|cada)\b|\d+\s*x\b/i.test(prompt);
+  const seen = new Set<string>();
+  for (const [i, step] of steps.entries()) {
+    const where = `step ${i} (${step.tool}.${step.action})`;
+    const def = findAction(step.tool, step.action, tools);
+    if (!def) return refuse('no_matching_tool', `${where} is not an action of the catalog`, 'Ask for something the catalog offers');
+    for (const r of findReferences(step.input)) {
+      if (r.step >= i) return refuse('unsupported_request', `${where} refers to step ${r.step}, which does not run before it`, 'Say the steps in the order they must run');
+    }
+    const { schema, input } = withoutReferencedFields(def.input, step.input);
+    const check = schema === def.input ? compile(schema) : compileDynamic(schema);
+    if (!check(structuredClone(input))) {
+      return refuse('missing_input', `${where}: ${describeErrors(check.errors, 'input')}`, 'Say the missing or invalid value in the prompt');
+    }
+    if (def.side_effect === 'read') continue;
+    const tool = tools.find((t) => t.name === step.tool);
+    const hints = (tool && BUILT_IN_HINTS[tool.name]?.actions[def.name]) ?? (tool ? customHints(tool).actions[def.name] : undefined);
+    if (!hints) continue;
+    const asked = clauses.some((clause) => {
+      const kinds = entityKinds(clause, prepared.entities);
+      const quote = /⟦\d+⟧/.test(clause.raw);
+      const has = (t: string) => hasTerm(clause, kinds, t, quote);
+      const verb = hints.verbs.some((v) => !forbidden.has(v) && has(v)) || (hints.phrases?.some((p) => ` ${clause.phrase} `.includes(` ${p} `)) ?? false);
+      return verb && hints.objects.some(has) && !(hints.not ?? []).some(has);
+    });
+    if (!asked)
+      return refuse(
+        'unsupported_request',
+        `${where} would ${def.side_effect === 'destructive' ? 'irreversibly change' : 'change'} something the request does not ask for`,
+        'Say explicitly what should be created, sent or changed',
+      );
+    const fingerprint = JSON.stringify([step.tool, step.action, step.input]);
+    if (seen.has(fingerprint) && !repeats)
+      return refuse('unsupported_request', `${where} repeats an earlier step that the request asks for once`, 'Ask once for each thing to do');
+    seen.add(fingerprint);
+  }
   return undefined;
+}
+
+function refuse(code: Refusal['code'], message: string, suggestion: string): Refusal {
+  return { code, message, suggestion };
 }

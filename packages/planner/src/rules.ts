@@ -1,6 +1,11 @@
-import { BUILT_IN_TOOLS, findTool, type ToolDef } from '@tes/catalog';
-import { planWorkflowDetailed, selectTool } from './legacy/planner.js';
-import type { PlanOutcome, WorkflowStep } from './types.js';
+import { BUILT_IN_HINTS, BUILT_IN_TOOLS, findTool, type ToolDef } from '@tes/catalog';
+import { checkPlan } from './invariants.js';
+import { fillInput } from './rules/fields.js';
+import { customHints, rankIntents, type Intent, type ToolEntry } from './rules/intents.js';
+import { forbiddenVerbs, missingInput, noMatch, refuseUpfront } from './rules/refusals.js';
+import { DELIVERIES, previousData, repetitions, slotsOf, type PlanState, type StepDraft } from './rules/slots.js';
+import { ENTITY, QUOTE, prepare, setVocabulary, type Clause, type Prepared } from './rules/text.js';
+import type { PlanOutcome, Refusal, WorkflowStep } from './types.js';
 
 export interface RulesOptions {
   /** "tomorrow at 3pm" is resolved against this instant; pass the task's created_at. */
@@ -9,31 +14,233 @@ export interface RulesOptions {
   tools?: readonly ToolDef[];
 }
 
+/**
+ * Planning stops here: far beyond the 50-step limit (the task then fails with
+ * workflow_depth_exceeded), so a prompt of loops cannot make the planner build millions of steps.
+ */
+export const MAX_PLANNED_STEPS = 1000;
+
 /** The task's tool: the first step's tool that acts on a user's connected service, else the first step's tool. */
 export function taskToolOf(steps: readonly WorkflowStep[], tools: readonly ToolDef[] = BUILT_IN_TOOLS): string | undefined {
   return (steps.find((s) => findTool(s.tool, tools)?.service) ?? steps[0])?.tool;
 }
 
-/** The deterministic planner (transitional: the legacy keyword planner behind the new interface). */
+const catalogs = new WeakMap<readonly ToolDef[], ToolEntry[]>();
+
+function catalogOf(tools: readonly ToolDef[]): ToolEntry[] {
+  let entries = catalogs.get(tools);
+  if (!entries) {
+    entries = tools.map((tool) => ({ tool, hints: BUILT_IN_HINTS[tool.name] ?? customHints(tool) }));
+    catalogs.set(tools, entries);
+  }
+  const words = entries.flatMap(({ hints }) => [
+    ...hints.nouns,
+    ...Object.values(hints.actions).flatMap((a) => [...a.verbs, ...a.objects, ...(a.not ?? [])]),
+  ]);
+  setVocabulary(words.filter((w) => !w.startsWith('@')));
+  return entries;
+}
+
+/** Verbs that ask for something even when no catalog action matches: such a clause is refused, never dropped. */
+const ACTION_WORDS = new Set([
+  'delete', 'remove', 'archive', 'assign', 'move', 'rename', 'upload', 'download', 'buy', 'order', 'cancel', 'reschedule', 'update', 'edit',
+  'change', 'set', 'mute', 'pin', 'star', 'react', 'like', 'follow', 'approve', 'reject', 'call', 'print', 'export', 'import', 'backup',
+  'deploy', 'run', 'restart', 'kick', 'ban', 'unsubscribe', 'subscribe', 'block', 'share', 'create', 'send', 'post', 'add', 'close', 'open',
+  'list', 'show', 'find', 'search', 'get', 'fetch', 'read', 'check', 'schedule', 'book', 'invite', 'email', 'mail', 'message', 'tell', 'reply',
+  'comment', 'merge', 'draft', 'write', 'make', 'notify', 'ping', 'dm', 'label', 'tag', 'forward', 'append', 'save', 'give', 'look', 'remind',
+  'let', 'ask', 'transfer', 'pay', 'publish', 'tweet', 'drop', 'clear', 'empty', 'disable', 'enable', 'install', 'uninstall', 'lock', 'unlock',
+  'reset', 'revert', 'rollback', 'ship', 'release', 'tag', 'fork', 'clone', 'push', 'pull', 'sync', 'copy', 'convert', 'generate', 'compute',
+  'calculate', 'echo', 'uppercase', 'lowercase', 'count', 'join', 'reopen', 'query', 'describe', 'announce', 'broadcast', 'submit', 'trigger',
+]);
+
+const POLITE = new Set(['please', 'can', 'could', 'would', 'you', 'kindly', 'hey', 'hi', 'hello', 'i', 'need', 'want', 'like', "i'd", 'id', 'to', 'go', 'ahead', 'and', 'also', 'just', 'quickly', 'now', 'then', 'ok', 'okay', 'so']);
+
+function leadingVerb(clause: Clause): string | undefined {
+  return clause.words.find((w) => !POLITE.has(w));
+}
+
+/** A clause that asks nothing ("it's fixed now", "thanks!"): no action word leads it and it names no service. */
+function isChatter(clause: Clause, catalog: readonly ToolEntry[]): boolean {
+  const verb = leadingVerb(clause);
+  if (verb && ACTION_WORDS.has(verb)) return false;
+  if (/[⟨]/.test(clause.raw) && clause.words.some((w) => ACTION_WORDS.has(w))) return false;
+  return !catalog.some(({ tool }) => clause.words.includes(tool.name) && tool.service !== null);
+}
+
+/** The deterministic planner: pure, no I/O, a few milliseconds at most. */
 export function planWithRules(prompt: string, options: RulesOptions = {}): PlanOutcome {
   const tools = options.tools ?? BUILT_IN_TOOLS;
-  const tool = selectTool(prompt, tools);
-  const refuse = (message: string) =>
-    ({
-      ok: false,
-      refusal: {
-        code: 'no_matching_tool',
-        message,
-        suggestion: 'Name the service and the action, for example: Create an issue titled "Login fails" in acme/api',
-      },
-    }) as const;
-  if (!tool) return refuse('No tool matches the prompt');
-  const { steps, problems } = planWorkflowDetailed(prompt, tool, { now: options.now ?? new Date(), tools });
-  if (steps.length === 0) return refuse('No workflow could be generated for the prompt');
-  if (problems.length > 0)
+  const catalog = catalogOf(tools);
+  const upfront = refuseUpfront(prompt);
+  if (upfront) return refused(upfront);
+  const prepared = prepare(prompt);
+  const state: PlanState = {
+    lang: prepared.lang,
+    now: options.now ?? new Date(),
+    quotes: prepared.quotes,
+    entities: prepared.entities,
+    steps: [],
+    usedQuotes: new Set(),
+  };
+  const allCanon = prepared.segments.flat().map((c) => c.canon).join(' . ');
+  const forbidden = forbiddenVerbs(allCanon, prompt);
+  const missing: { step: number; tool: string; action: string; field: string }[] = [];
+  const asked = new Set<string>();
+
+  for (const clause of prepared.segments.flat()) {
+    if (isNegated(clause)) continue;
+    const result = planClause(clause, prepared, state, catalog, forbidden, missing, asked);
+    if (result) return refused(result);
+    if (state.steps.length > MAX_PLANNED_STEPS) break;
+  }
+  if (state.steps.length === 0) return refused(noMatch('Nothing in the prompt matches an action of the catalog'));
+  if (missing.length > 0) return refused(missingInput(missing));
+  const steps: WorkflowStep[] = state.steps.slice(0, MAX_PLANNED_STEPS + 1);
+  const broken = checkPlan(prompt, steps, tools);
+  if (broken) return refused(broken);
+  return { ok: true, plan: { tool: taskToolOf(steps, tools) ?? steps[0]?.tool ?? '', steps, planner: { name: 'rules' } } };
+}
+
+function refused(refusal: Refusal): PlanOutcome {
+  return { ok: false, refusal: { ...refusal, planner: { name: 'rules' } } };
+}
+
+function isNegated(clause: Clause): boolean {
+  return /^(?:but\s+|and\s+)?(?:don'?t|do not|dont|never|no need to|without|not yet|ne\s|nicht|no\s)/.test(clause.canon.trim());
+}
+
+function unmaskRaw(clause: Clause, prepared: Prepared): string {
+  return clause.raw
+    .replace(QUOTE, (_m, i: string) => `"${prepared.quotes[Number(i)]?.text ?? ''}"`)
+    .replace(ENTITY, (_m, i: string) => {
+      const e = prepared.entities[Number(i)];
+      if (!e) return '';
+      return e.kind === 'channel' ? `#${e.value}` : e.kind === 'user' ? `@${e.value}` : e.kind === 'number' ? `#${e.value}` : e.value;
+    });
+}
+
+function planClause(
+  clause: Clause,
+  prepared: Prepared,
+  state: PlanState,
+  catalog: readonly ToolEntry[],
+  forbidden: ReadonlySet<string>,
+  missing: { step: number; tool: string; action: string; field: string }[],
+  asked: Set<string>,
+): Refusal | undefined {
+  const loop = numberLoop(clause);
+  const hasQuote = /⟦\d+⟧/.test(clause.raw) || loop !== undefined;
+  const intents = rankIntents(loop ? { ...clause, words: [...clause.words, 'it'] } : clause, prepared.entities, catalog, hasQuote, forbidden);
+  if (intents.length === 0) {
+    if (isChatter(clause, catalog)) return undefined;
+    const verb = leadingVerb(clause);
+    const said = unmaskRaw(clause, prepared);
+    if (verb && forbidden.has(verb)) return undefined;
+    return noMatch(`"${said}" is not an action the service can plan${verb && ACTION_WORDS.has(verb) ? ` (nothing in the catalog can ${verb} that)` : ''}`);
+  }
+  const best = intents[0] as Intent;
+  const rivals = intents.filter((i) => i.score === best.score && (i.action.name !== best.action.name || i.tool.name !== best.tool.name));
+  if (rivals.some((r) => r.action.side_effect !== best.action.side_effect || r.action.side_effect !== 'read')) {
+    const names = [best, ...rivals].map((i) => `${i.tool.name}.${i.action.name}`);
     return {
-      ok: false,
-      refusal: { code: 'missing_input', message: problems.join('; '), suggestion: 'Say the missing values in the prompt', missing: problems },
+      code: 'unsupported_request',
+      message: `"${unmaskRaw(clause, prepared)}" could mean ${names.join(' or ')}; the planner does not guess between actions.`,
+      suggestion: 'Name the service and the action explicitly, e.g. "post to the Slack channel #eng" or "email bob@example.com"',
     };
-  return { ok: true, plan: { tool: taskToolOf(steps, tools) ?? tool.name, steps, planner: { name: 'rules' } } };
+  }
+  const key = `${best.tool.name}.${best.action.name}`;
+  const add = (step: StepDraft): number => {
+    state.steps.push(step);
+    return state.steps.length - 1;
+  };
+  // "Post the open issues of acme/api to #eng": the listing is planned first, the delivery refers to it.
+  if (DELIVERIES.has(key) || key === 'notion.create_page') planSource(clause, best, state, catalog, add, missing);
+  const times = loop ? loop.to - loop.from + 1 : repetitions(clause);
+  const channels = key === 'slack.post_message' ? channelsOf(clause, state) : [];
+  const copies = Math.max(1, channels.length);
+  for (let n = 0; n < Math.min(times, MAX_PLANNED_STEPS + 1); n++) {
+    for (let c = 0; c < copies; c++) {
+      const before = new Set(state.usedQuotes);
+      const slots = slotsOf(clause, state);
+      const filled = fillInput(best.tool, best.action, slots, add);
+      if (loop) filled.input['text'] = String(loop.from + n);
+      if (channels.length > 1) filled.input['channel'] = channels[c];
+      const index = add({ tool: best.tool.name, action: best.action.name, input: filled.input });
+      for (const field of filled.missing) missing.push({ step: index, tool: best.tool.name, action: best.action.name, field });
+      // A repeated or copied step reads the same quotes again.
+      if (n + 1 < times || c + 1 < copies) state.usedQuotes = before;
+      if (state.steps.length > MAX_PLANNED_STEPS) return undefined;
+    }
+  }
+  // The same write asked twice in other words is done once ("a step repeated that was asked once").
+  if (times === 1 && copies === 1 && best.action.side_effect !== 'read') {
+    const last = state.steps[state.steps.length - 1] as StepDraft;
+    const fingerprint = JSON.stringify(last);
+    if (asked.has(fingerprint)) state.steps.pop();
+    asked.add(fingerprint);
+  }
+  return undefined;
+}
+
+/** "For each number from 1 to 60, echo it". */
+function numberLoop(clause: Clause): { from: number; to: number } | undefined {
+  const m = /\bfor (?:each|every) (?:number|integer|n) (?:from )?(\d{1,6}) (?:to|through|until|-) (\d{1,6})\b/.exec(clause.canon);
+  if (!m) return undefined;
+  const from = Number(m[1]);
+  const to = Number(m[2]);
+  return to >= from ? { from, to: Math.min(to, from + MAX_PLANNED_STEPS) } : undefined;
+}
+
+function channelsOf(clause: Clause, state: PlanState): string[] {
+  const out: string[] = [];
+  for (const m of clause.raw.matchAll(ENTITY)) {
+    const e = state.entities[Number(m[1])];
+    if (e?.kind === 'channel') out.push(e.value);
+  }
+  return out;
+}
+
+/** Read actions a delivery can take its content from, by the data they name. */
+const SOURCES: { action: string; test: RegExp }[] = [
+  { action: 'github.list_pull_requests', test: /\b(?:pull requests|prs|merge requests)\b/ },
+  { action: 'github.list_issues', test: /\b(?:issues|bugs|tickets)\b/ },
+  { action: 'google_calendar.list_events', test: /\b(?:events|meetings|appointments|agenda|schedule)\b/ },
+  { action: 'gmail.search_email', test: /\b(?:emails|mails|inbox)\b/ },
+  { action: 'slack.list_channels', test: /\bchannels\b/ },
+  { action: 'notion.get_page', test: /\b(?:contents?|page)\b.*⟦|\bnotion page\b/ },
+  { action: 'http.fetch', test: /⟨\d+⟩/ },
+];
+
+function planSource(
+  clause: Clause,
+  delivery: Intent,
+  state: PlanState,
+  catalog: readonly ToolEntry[],
+  add: (s: StepDraft) => number,
+  missing: { step: number; tool: string; action: string; field: string }[],
+): void {
+  const key = `${delivery.tool.name}.${delivery.action.name}`;
+  // A literal text to send, or an earlier step to refer to, means there is no source to plan here.
+  const quotes = [...clause.raw.matchAll(QUOTE)].map((m) => state.quotes[Number(m[1])]);
+  if (quotes.some((q) => q && (q.role === 'body' || q.role === 'colon'))) return;
+  if (previousData(state) && /\b(?:it|them|those|these|that|the results?|the list)\b/.test(clause.canon)) return;
+  const canon = clause.canon;
+  for (const source of SOURCES) {
+    const [toolName = '', actionName = ''] = source.action.split('.');
+    if (toolName === delivery.tool.name && !/^(?:list|search)/.test(actionName)) continue;
+    if (source.action === 'http.fetch' && !state.entities.some((e, i) => e.kind === 'url' && clause.raw.includes(`⟨${i}⟩`))) continue;
+    if (source.action === 'gmail.search_email' && key.startsWith('gmail.')) continue;
+    if (source.action === 'slack.list_channels' && key.startsWith('slack.')) continue;
+    if (!source.test.test(canon)) continue;
+    const entry = catalog.find((c) => c.tool.name === toolName);
+    const action = entry?.tool.actions.find((a) => a.name === actionName);
+    if (!entry || !action) continue;
+    const slots = slotsOf(clause, state);
+    const filled = fillInput(entry.tool, action, slots, add);
+    const index = add({ tool: toolName, action: actionName, input: filled.input });
+    const noun = source.test.exec(canon)?.[0];
+    if (noun && !noun.includes('⟦') && !noun.includes('⟨')) state.topic ??= `${noun.charAt(0).toUpperCase()}${noun.slice(1)}${state.repo ? ` of ${state.repo}` : ''}`;
+    for (const field of filled.missing) missing.push({ step: index, tool: toolName, action: actionName, field });
+    return;
+  }
 }

@@ -1,7 +1,7 @@
 import { BUILT_IN_TOOLS } from '@tes/catalog';
 import type { ToolView } from '@tes/contracts';
+import { planWithRules } from '@tes/planner';
 import { customStep, customToolDef } from './custom-tools.js';
-import { planWorkflowDetailed, selectTool } from '../../../../packages/planner/src/legacy/planner.js'; // TODO(issue 19): move to @tes/planner tests
 import { RESERVED_TOOL_NAMES } from './tool-admin.js';
 
 const CRM: ToolView = {
@@ -51,8 +51,11 @@ const CRM: ToolView = {
 };
 
 const TOOLS = [...BUILT_IN_TOOLS, customToolDef(CRM)];
-const plan = (prompt: string) =>
-  planWorkflowDetailed(prompt, selectTool(prompt, TOOLS), { tools: TOOLS, now: new Date('2026-01-01T00:00:00Z') });
+const plan = (prompt: string) => planWithRules(prompt, { tools: TOOLS, now: new Date('2026-01-01T00:00:00Z') });
+const toolOf = (prompt: string) => {
+  const outcome = plan(prompt);
+  return outcome.ok ? outcome.plan.tool : undefined;
+};
 
 describe('custom tools in the planner', () => {
   it('become catalog entries: service = own name when OAuth is configured, scopes merged, side effects from the method', () => {
@@ -81,21 +84,20 @@ describe('custom tools in the planner', () => {
     ['List the archived contacts in the acme crm', 'list_contacts', { status: 'archived' }],
     ['Remove the acme crm contact contact_id: c_42', 'delete_contact', { contact_id: 'c_42' }],
   ])('plans %s', (prompt, action, input) => {
-    const { steps, problems } = plan(prompt);
-    expect(steps).toEqual([{ tool: 'acme_crm', action, input }]);
-    expect(problems).toEqual([]);
+    const outcome = plan(prompt);
+    expect(outcome.ok && outcome.plan.steps).toEqual([{ tool: 'acme_crm', action, input }]);
   });
 
   it('mixes a custom tool with built-ins in one workflow', () => {
-    const { steps } = plan('List the contacts in acme crm then post them to #sales');
-    expect(steps.map((s) => `${s.tool}.${s.action}`)).toEqual(['acme_crm.list_contacts', 'slack.post_message']);
+    const outcome = plan('List the contacts in acme crm then post them to #sales');
+    expect(outcome.ok && outcome.plan.steps.map((s) => `${s.tool}.${s.action}`)).toEqual(['acme_crm.list_contacts', 'slack.post_message']);
     // The task's tool is the first one acting for a user: the CRM.
-    expect(selectTool('List the contacts in acme crm then post them to #sales', TOOLS)?.name).toBe('acme_crm');
+    expect(toolOf('List the contacts in acme crm then post them to #sales')).toBe('acme_crm');
   });
 
   it('does not take over prompts meant for built-ins', () => {
-    expect(selectTool('Post "Deploy finished" to #eng', TOOLS)?.name).toBe('slack');
-    expect(selectTool('Echo "hi"', TOOLS)?.name).toBe('text');
+    expect(toolOf('Post "Deploy finished" to #eng')).toBe('slack');
+    expect(toolOf('Echo "hi"')).toBe('text');
   });
 
   it('gives the executor what it needs to run an action, and nothing for an unknown one', () => {

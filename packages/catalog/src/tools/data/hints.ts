@@ -1,0 +1,10 @@
+import type { ToolHints } from '../../types.js';
+
+export const DATA_HINTS: ToolHints = {
+  nouns: ['data'],
+  actions: {
+    count: { verbs: ['count', 'how', 'total'], objects: ['them', 'results', 'items', 'those', 'these', 'many'], not: ['words', 'word'] },
+    pluck: { verbs: ['pluck', 'extract', 'take', 'pick'], objects: ['field', 'fields'] },
+    join: { verbs: ['join', 'combine', 'concatenate', 'merge'], objects: ['values', 'them', 'results', 'items', 'names', 'titles'] },
+  },
+};

@@ -1,0 +1,15 @@
+import type { ToolHints } from '../../types.js';
+
+const TELL = ['post', 'send', 'say', 'tell', 'notify', 'announce', 'share', 'write', 'ping', 'message', 'drop', 'let', 'inform', 'broadcast', 'remind', 'put'];
+
+export const SLACK_HINTS: ToolHints = {
+  nouns: ['slack', 'channel', 'channels', 'dm', 'direct message', 'workspace', '@channel'],
+  actions: {
+    post_message: { verbs: TELL, objects: ['@channel', 'channel'], not: ['dm', 'direct message', 'privately'] },
+    send_direct_message: { verbs: [...TELL, 'dm'], objects: ['@user', 'dm', 'direct message', 'privately'], not: ['@email'] },
+    list_channels: { verbs: ['list', 'show', 'get', 'find', 'what', 'which', 'display', 'see'], objects: ['channels'] },
+    create_channel: { verbs: ['create', 'make', 'new', 'set', 'start', 'open', 'add'], objects: ['channel'], not: ['invite'] },
+    invite_to_channel: { verbs: ['invite', 'add'], objects: ['@channel', 'channel'] },
+    list_messages: { verbs: ['read', 'show', 'get', 'list', 'fetch', 'what', 'see', 'check', 'catch', 'display', 'look'], objects: ['messages', 'history', 'conversation', 'posts', 'said', 'going'], not: ['summary', 'summarize'] },
+  },
+};

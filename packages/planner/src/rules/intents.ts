@@ -1,0 +1,92 @@
+import type { ActionDef, ActionHints, ToolDef, ToolHints } from '@tes/catalog';
+import type { Clause, Entity, EntityKind } from './text.js';
+import { ENTITY } from './text.js';
+
+/**
+ * Which catalog action a clause asks for. An action is a candidate only when the clause holds one of
+ * its verbs (or phrases) and one of its objects, and none of its excluding words: the planner
+ * never falls back to "some action of the tool", so a verb it does not know ends in a refusal.
+ */
+
+export interface ToolEntry {
+  tool: ToolDef;
+  hints: ToolHints;
+}
+
+export interface Intent {
+  tool: ToolDef;
+  action: ActionDef;
+  hints: ActionHints;
+  score: number;
+}
+
+export function entityKinds(clause: Clause, entities: readonly Entity[]): Set<EntityKind> {
+  const kinds = new Set<EntityKind>();
+  for (const m of clause.raw.matchAll(ENTITY)) {
+    const e = entities[Number(m[1])];
+    if (e) kinds.add(e.kind);
+  }
+  return kinds;
+}
+
+export function hasTerm(clause: Clause, kinds: ReadonlySet<string>, term: string, hasQuote: boolean): boolean {
+  if (term === '@quote') return hasQuote;
+  if (term.startsWith('@')) return kinds.has(term.slice(1));
+  if (term.includes(' ')) return ` ${clause.phrase} `.includes(` ${term} `) || ` ${clause.canon} `.includes(` ${term} `);
+  return clause.words.includes(term);
+}
+
+/** The actions the clause asks for, best first (ties kept: the caller decides what a tie means). */
+export function rankIntents(clause: Clause, entities: readonly Entity[], catalog: readonly ToolEntry[], hasQuote: boolean, ignore: ReadonlySet<string> = new Set()): Intent[] {
+  const kinds = entityKinds(clause, entities);
+  if (kinds.has('number')) kinds.add('number');
+  const has = (t: string) => hasTerm(clause, kinds, t, hasQuote);
+  const firstWord = clause.words[0] === 'please' ? clause.words[1] : clause.words[0];
+  const out: Intent[] = [];
+  for (const { tool, hints } of catalog) {
+    const toolSignal = hints.nouns.filter(has).length;
+    for (const action of tool.actions) {
+      const h = hints.actions[action.name];
+      if (!h) continue;
+      const verbs = h.verbs.filter((v) => !ignore.has(v) && has(v));
+      const phrase = h.phrases?.some((p) => ` ${clause.phrase} `.includes(` ${p} `) || ` ${clause.canon} `.includes(` ${p} `)) ?? false;
+      if (verbs.length === 0 && !phrase) continue;
+      const objects = h.objects.filter(has);
+      if (h.objects.length > 0 && objects.length === 0 && !phrase) continue;
+      if (h.not?.some(has)) continue;
+      const leading = verbs.some((v) => v === firstWord) ? 3 : 0;
+      const specific = Math.max(0, ...objects.map((o) => (o.startsWith('@') ? 2 : o.split(' ').length + (o.length > 5 ? 1 : 0))));
+      out.push({ tool, action, hints: h, score: 10 + (phrase ? 8 : 0) + leading + 3 * Math.min(objects.length, 2) + specific + 2 * Math.min(toolSignal, 3) });
+    }
+  }
+  return out.sort((a, b) => b.score - a.score);
+}
+
+/** Verbs that mean the same as the first word of an action's name. */
+const SYNONYMS: Record<string, readonly string[]> = {
+  create: ['create', 'add', 'new', 'make', 'register', 'open'],
+  add: ['add', 'create', 'new', 'make', 'register'],
+  list: ['list', 'show', 'get', 'find', 'fetch', 'what', 'which', 'display', 'see'],
+  get: ['get', 'show', 'fetch', 'find', 'read', 'look', 'what', 'display', 'see'],
+  search: ['search', 'find', 'look', 'query'],
+  find: ['find', 'search', 'look', 'get'],
+  delete: ['delete', 'remove', 'erase', 'drop'],
+  remove: ['remove', 'delete', 'erase', 'drop'],
+  update: ['update', 'edit', 'change', 'modify', 'set'],
+  send: ['send', 'post', 'notify'],
+  post: ['post', 'send', 'submit'],
+};
+
+/** Hints for a custom tool: its keywords and the words of its name; its actions' keywords and names. */
+export function customHints(tool: ToolDef): ToolHints {
+  const split = (s: string) => s.toLowerCase().split(/[_\s-]+/).filter((w) => w.length > 1);
+  const nouns = [...new Set([...tool.keywords.map((k) => k.toLowerCase()), ...split(tool.name)])];
+  const actions: Record<string, ActionHints> = {};
+  for (const a of tool.actions) {
+    const [verb = '', ...things] = split(a.name);
+    const objects = [...new Set([...nouns, ...things, ...things.map((w) => w.replace(/s$/, '')), ...things.map((w) => `${w.replace(/s$/, '')}s`)])];
+    const verbs = [...new Set([...(SYNONYMS[verb] ?? [verb]), ...(a.keywords ?? []).map((k) => k.toLowerCase())])].filter((v) => !objects.includes(v));
+    actions[a.name] = { verbs, objects };
+  }
+  return { nouns, actions };
+}

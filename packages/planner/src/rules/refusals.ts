@@ -1,0 +1,130 @@
+import type { Refusal } from '../types.js';
+
+/**
+ * Requests the planner refuses before planning, and the words of every refusal: what was not
+ * understood and how to say it so that it is.
+ */
+
+export const CAPABILITIES =
+  'This service handles GitHub (issues, pull requests, repositories), Slack (messages, direct messages, channels), Gmail (send, draft, reply, search), Google Calendar (events, availability), Notion (pages, databases, search), HTTP requests to a URL, and text/data steps';
+
+export function noMatch(what: string): Refusal {
+  return {
+    code: 'no_matching_tool',
+    message: `${what}. ${CAPABILITIES}.`,
+    suggestion: 'Name the service and the action with its details, e.g. \'Close issue #12 in acme/api\', \'Post "Deploy done" to #eng\', or \'Email bob@example.com with subject "Hi" saying "See you at 3"\'',
+  };
+}
+
+const TRIGGER = /^\s*(?:when(?:ever)?|every\s+time|each\s+time|as\s+soon\s+as|once|if|anytime|any\s+time|lorsque|quand|chaque\s+fois\s+que|dès\s+que|si|wenn|sobald|immer\s+wenn|cuando|cada\s+vez\s+que|en\s+cuanto|si)\b[^.?!]*\b(?:new|gets?|is|are|arrives?|comes?\s+in|opened|created|labell?ed|posted|received?|merged|closed|fails?|mentions?|changes?|nouveau|nouvelle|arrive|reçois|neue[rs]?|ankommt|kommt|nuevo|nueva|llega)\b/iu;
+
+const INJECTION = /\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions?|prompts?|rules?|messages?)\b|\bsystem\s+(?:override|prompt|message|instruction)s?\b|\byou\s+are\s+now\b|\bdeveloper\s+mode\b|\bjailbreak\b|\bnew\s+instructions?\s*:|<\/?(?:system|assistant|tool)>|\bact\s+as\s+(?:an?\s+)?(?:admin|root|system)\b/i;
+
+const NEEDS_MODEL = /\b(?:summari[sz]e|summari[sz]ing|summary|summaries|tl;?dr|recap|digest|translate|translation|rewrite|rephrase|paraphrase|proofread|analy[sz]e|sentiment|classify|categori[sz]e|prioriti[sz]e|triage|brainstorm|résume|résumer|résumé|zusammenfass\w*|resume|resumen|resumir|traduis|übersetze|traduce)\b/i;
+
+const OTHER_SERVICES: Record<string, string> = {
+  jira: 'Jira', trello: 'Trello', asana: 'Asana', linear: 'Linear', discord: 'Discord', 'microsoft teams': 'Microsoft Teams', 'ms teams': 'Microsoft Teams',
+  teams: 'Microsoft Teams', dropbox: 'Dropbox', 'google drive': 'Google Drive', gdrive: 'Google Drive', 'google sheets': 'Google Sheets',
+  spreadsheet: 'spreadsheets', 'google docs': 'Google Docs', salesforce: 'Salesforce', hubspot: 'HubSpot', zoom: 'Zoom', outlook: 'Outlook',
+  twitter: 'Twitter/X', tweet: 'Twitter/X', linkedin: 'LinkedIn', facebook: 'Facebook', instagram: 'Instagram', whatsapp: 'WhatsApp',
+  telegram: 'Telegram', sms: 'SMS', 'text message': 'SMS', phone: 'phone calls', gitlab: 'GitLab', bitbucket: 'Bitbucket', confluence: 'Confluence',
+  airtable: 'Airtable', stripe: 'Stripe', shopify: 'Shopify', zendesk: 'Zendesk', intercom: 'Intercom', spotify: 'Spotify', 'google meet': 'Google Meet',
+  'icloud': 'iCloud', 'apple calendar': 'Apple Calendar', 'outlook calendar': 'Outlook Calendar', clickup: 'ClickUp', figma: 'Figma',
+  uber: 'Uber', amazon: 'Amazon', aws: 'AWS', 'google maps': 'Google Maps', youtube: 'YouTube', reddit: 'Reddit', pagerduty: 'PagerDuty', datadog: 'Datadog',
+};
+
+/** A refusal that applies to the whole prompt, before any clause is planned. */
+export function refuseUpfront(prompt: string): Refusal | undefined {
+  const text = prompt.replace(/"[^"]*"|“[^”]*”|«[^»]*»/g, ' ');
+  if (!/[\p{L}\p{N}]/u.test(prompt))
+    return { code: 'no_matching_tool', message: 'The prompt says nothing to do.', suggestion: 'Say what to do, e.g. \'List the open issues in acme/api\'' };
+  if (INJECTION.test(prompt))
+    return {
+      code: 'unsupported_request',
+      message: 'The prompt holds instructions aimed at the planner itself ("ignore previous instructions", "system override" …), so it is not planned.',
+      suggestion: 'Send only the request you want carried out, e.g. \'Post "hi" to #general\'',
+    };
+  if (TRIGGER.test(text))
+    return {
+      code: 'unsupported_request',
+      message: 'The service runs a request now; it does not watch for future events ("when a new issue is labeled …").',
+      suggestion: 'Create a task when the event happens (for example from your own webhook handler), saying what to do then, e.g. \'Post "New bug: #42" to #eng\'',
+    };
+  if (NEEDS_MODEL.test(text))
+    return {
+      code: 'unsupported_request',
+      message: 'Summarising, translating or rewriting text needs a language model; no action of the catalog does it.',
+      suggestion: 'Ask for the items themselves: \'Post the open pull requests of acme/api to #eng\' posts them as a list',
+    };
+  const lower = ` ${text.toLowerCase()} `;
+  for (const [word, name] of Object.entries(OTHER_SERVICES)) {
+    if (!name || !new RegExp(`[^\\p{L}]${word}[^\\p{L}]`, 'u').test(lower)) continue;
+    return {
+      code: 'no_matching_tool',
+      message: `${name} is not a service this deployment connects to. ${CAPABILITIES}.`,
+      suggestion: 'Use one of the connected services, or register your own API as a custom tool (POST /v1/tools)',
+    };
+  }
+  return undefined;
+}
+
+/** Verbs a prompt forbids ("don't send it yet", "without posting", "ne l'envoie pas", "nicht senden"). */
+export function forbiddenVerbs(canon: string, raw: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of canon.matchAll(/\b(?:don'?t|do not|dont|never|without|no need to|not|shouldn'?t|must not|mustn'?t)\s+(?:yet\s+)?(\w+)(?:ing)?\b/g)) {
+    const v = (m[1] ?? '').replace(/ing$/, '');
+    out.add(v === 'sen' ? 'send' : v === 'post' || v === 'postin' ? 'post' : v);
+  }
+  if (/\bne\s+(?:l'|le\s+|la\s+|les\s+)?(?:envoie|envoyez|envoyer)\s+pas\b|\bsans\s+(?:l'|le\s+)?envoyer\b|\bpas\s+(?:encore\s+)?envoyer\b/i.test(raw)) out.add('send');
+  if (/\bnicht\s+(?:\w+\s+)?(?:senden|schicken|abschicken|versenden)\b|\b(?:sende|schicke)\s+(?:sie|es|ihn)?\s*(?:noch\s+)?nicht\b/i.test(raw)) out.add('send');
+  if (/\bno\s+(?:lo\s+|la\s+)?(?:envíes|envies|mandes|enviar)\b|\bsin\s+enviar(?:lo|la)?\b/i.test(raw)) out.add('send');
+  if (out.has('send')) {
+    out.add('email');
+    out.add('mail');
+  }
+  return out;
+}
+
+/** What to say for each required field nobody filled, in the user's words. */
+const HOW_TO_SAY: Record<string, string> = {
+  owner: 'the repository as owner/name (e.g. acme/api)',
+  repo: 'the repository as owner/name (e.g. acme/api)',
+  issue_number: 'the issue number (e.g. #42)',
+  pull_number: 'the pull request number (e.g. PR #42)',
+  title: 'a title in quotes (e.g. titled "Login fails")',
+  body: 'the text in quotes (e.g. saying "Thanks, fixed in 1.2")',
+  text: 'the message in quotes (e.g. saying "Deploy done")',
+  channel: 'the Slack channel (e.g. #eng)',
+  user: 'the person as @handle or email address',
+  users: 'the people to invite as @handles or email addresses',
+  name: 'the name in quotes (e.g. called "design-team")',
+  to: "the recipient's email address",
+  subject: 'a subject (e.g. with subject "Q2 offsite")',
+  query: 'what to search for, in quotes',
+  start: 'the date and time (e.g. tomorrow at 3pm, or 2026-05-04 10:00 Europe/Berlin)',
+  summary: 'a title for the event in quotes',
+  time_min: 'the day or time range (e.g. Thursday between 2 and 4pm)',
+  time_max: 'the day or time range (e.g. Thursday between 2 and 4pm)',
+  url: 'the full URL (https://…)',
+  json: 'the JSON body in quotes',
+  page_id: 'the Notion page, by its title in quotes or its id',
+  parent_id: 'where to create it: the Notion database or page, by its title in quotes or its id',
+  database_id: 'the Notion database, by its name in quotes or its id',
+  content: 'the text to add, in quotes',
+  message_id: 'which email to answer (e.g. the latest email from bob@example.com)',
+  labels: 'the labels in quotes (e.g. label "bug")',
+  items: 'the list to work on (list something first, e.g. \'List the open issues in acme/api then count them\')',
+  values: 'the values to join (list something first)',
+  field: 'the field to take, in quotes',
+};
+
+export function missingInput(missing: { step: number; tool: string; action: string; field: string }[]): Refusal {
+  const fields = [...new Set(missing.map((m) => HOW_TO_SAY[m.field] ?? `the ${m.field.replace(/_/g, ' ')}`))];
+  const first = missing[0];
+  return {
+    code: 'missing_input',
+    message: `The request is missing ${fields.join('; and ')}${first ? ` (for ${first.tool}.${first.action})` : ''}.`,
+    suggestion: `Say ${fields.join(', and ')} in the prompt.`,
+    missing: missing.map((m) => `step ${m.step} (${m.tool}.${m.action}): ${m.field}`),
+  };
+}

@@ -1,0 +1,206 @@
+import { ref } from '@tes/catalog';
+import type { Lang } from './lexicon.js';
+import { ENTITY, QUOTE, type Clause, type Entity, type EntityKind, type Quote } from './text.js';
+import { parseSearchWindow, parseWhen, type When } from './time.js';
+
+/**
+ * Argument extraction: what a clause says for each input field of the action it asks for. Every
+ * extractor answers a value or nothing; the planner refuses when a required field stays empty.
+ */
+
+export interface StepDraft {
+  tool: string;
+  action: string;
+  input: Record<string, unknown>;
+}
+
+/** What the planner knows while it goes through the clauses. */
+export interface PlanState {
+  lang: Lang;
+  now: Date;
+  quotes: Quote[];
+  entities: Entity[];
+  steps: StepDraft[];
+  /** Quotes already given to a field. */
+  usedQuotes: Set<number>;
+  /** "… in acme/api, then list the PRs" keeps the repo; same for a channel. */
+  repo?: string;
+  channel?: string;
+  /** What a delivery is about when it carries an earlier step's output (a page's title, "Issues of acme/api"): its default subject. */
+  topic?: string;
+}
+
+export interface Slots {
+  clause: Clause;
+  state: PlanState;
+  /** The clause's quotes (indexes into state.quotes), in order. */
+  quoteIds: number[];
+  /** The clause's entities, in order. */
+  ents: Entity[];
+  when: When | undefined;
+}
+
+export function slotsOf(clause: Clause, state: PlanState): Slots {
+  const quoteIds = [...clause.raw.matchAll(QUOTE)].map((m) => Number(m[1]));
+  const ents = [...clause.raw.matchAll(ENTITY)].map((m) => state.entities[Number(m[1])]).filter((e): e is Entity => !!e);
+  const plain = clause.raw.replace(QUOTE, ' ').replace(ENTITY, (_m, i: string) => {
+    const e = state.entities[Number(i)];
+    return e?.kind === 'number' ? ` #${e.value} ` : ' ';
+  });
+  const when = parseWhen(plain, state.lang, state.now);
+  return { clause, state, quoteIds, ents, when };
+}
+
+export function entitiesOf(s: Slots, kind: EntityKind): Entity[] {
+  return s.ents.filter((e) => e.kind === kind);
+}
+
+/** The first unused quote of the clause with one of the roles (quoted texts count for any role). */
+export function takeQuote(s: Slots, roles: readonly string[], { anyQuoted = true } = {}): string | undefined {
+  for (const id of s.quoteIds) {
+    const q = s.state.quotes[id];
+    if (!q || s.state.usedQuotes.has(id)) continue;
+    if (roles.includes(q.role)) {
+      s.state.usedQuotes.add(id);
+      return q.text;
+    }
+  }
+  if (!anyQuoted) return undefined;
+  for (const id of s.quoteIds) {
+    const q = s.state.quotes[id];
+    if (!q || s.state.usedQuotes.has(id) || q.role !== 'quoted') continue;
+    s.state.usedQuotes.add(id);
+    return q.text;
+  }
+  return undefined;
+}
+
+/** The quote right after a keyword in the raw clause ("labeled 'bug'", "subject 'Hi'"). */
+export function quoteAfter(s: Slots, keyword: RegExp): string | undefined {
+  const re = new RegExp(`${keyword.source}\\s*(?:[:=]|as|to|is|of)?\\s*⟦(\\d+)⟧`, 'iu');
+  const m = re.exec(s.clause.raw);
+  if (!m?.[1]) return undefined;
+  const id = Number(m[1]);
+  const q = s.state.quotes[id];
+  if (!q) return undefined;
+  s.state.usedQuotes.add(id);
+  return q.text;
+}
+
+/** Words that point back at an earlier step's output. */
+export function pointsBack(clause: Clause): boolean {
+  return /\b(?:it|its|them|they|those|these|that|this|results?|list|output|response|findings|answer|same|above|contents?|summary|the (?:issues?|prs?|pull requests?|events?|meetings?|emails?|messages?|pages?|channels?|repos?|repositories|numbers?|values?|items?|body|text|data|count|total|draft|page|email|issue))\b/.test(
+    clause.canon,
+  );
+}
+
+// ---- counts ----
+
+const NUMBER_WORDS: Record<string, number> = {
+  one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12, fifteen: 15, twenty: 20,
+  thirty: 30, fifty: 50, hundred: 100, dozen: 12, a: 1, un: 1, une: 1, deux: 2, trois: 3, cinq: 5, dix: 10, ein: 1, zwei: 2, drei: 3, fünf: 5,
+  zehn: 10, dos: 2, tres: 3, cinco: 5, diez: 10,
+};
+
+export function countOf(s: Slots): number | undefined {
+  const c = s.clause.canon.replace(QUOTE, ' ').replace(ENTITY, ' ');
+  const n = (w: string | undefined) => (w === undefined ? undefined : /^\d+$/.test(w) ? Number(w) : NUMBER_WORDS[w]);
+  const m =
+    /\b(?:last|latest|first|top|recent|next|newest|oldest|up to|at most|limit(?: to)?|max(?:imum)?)\s+(\d+|[a-z]+)\b/.exec(c) ??
+    /\b(\d+|[a-z]+)\s+(?:most\s+recent|latest|newest|last|recent)\b/.exec(c) ??
+    /\b(\d+)\s+(?:[a-z]+\s+)?(?!(?:minutes|hours|days|weeks|months|years|seconds|times|mins|hrs)\b)([a-z]{3,}s)\b/.exec(c);
+  const v = n(m?.[1]);
+  return v !== undefined && v >= 1 && v <= 100 ? v : undefined;
+}
+
+/** "3 times", "twice", "thrice": how often a step is repeated (1 when not said). */
+export function repetitions(clause: Clause): number {
+  const c = clause.canon.replace(QUOTE, ' ');
+  if (/\btwice\b|\bdeux fois\b|\bzweimal\b|\bdos veces\b/.test(c)) return 2;
+  if (/\bthrice\b/.test(c)) return 3;
+  const m = /\b(\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:times|fois|mal|veces)\b/.exec(c);
+  if (!m?.[1]) return 1;
+  return /^\d+$/.test(m[1]) ? Number(m[1]) : (NUMBER_WORDS[m[1]] ?? 1);
+}
+
+// ---- free text ----
+
+const FILLER = new Set([
+  'please', 'a', 'an', 'the', 'message', 'msg', 'note', 'quick', 'short', 'to', 'in', 'on', 'into', 'channel', 'for', 'me', 'my', 'our', 'slack',
+  'saying', 'that', 'and', 'can', 'you', 'could', 'would', 'kindly', 'just', 'also', 'with', 'text',
+]);
+
+/**
+ * The unquoted text a clause carries after its verb and before its target ("post happy friday to
+ * #random" → "happy friday"), in the user's own words and case; undefined when nothing is left.
+ */
+export function leftoverText(s: Slots, verbs: readonly string[]): string | undefined {
+  let raw = s.clause.raw.replace(QUOTE, ' ').trim();
+  // Drop the target: a preposition with an entity, and everything after it.
+  raw = raw.replace(/\s*\b(?:to|in|on|into|at|for|dans|sur|à|au|an|im|en|a|al|para)\s+(?:the\s+|le\s+|la\s+|den\s+|el\s+)?⟨\d+⟩.*$/iu, '');
+  raw = raw.replace(/⟨\d+⟩/g, ' ');
+  for (const span of s.when?.spans ?? []) raw = raw.replace(span, ' ');
+  const words = raw.split(/\s+/).filter(Boolean);
+  // Leading filler and the verb(s).
+  while (words.length > 0) {
+    const w = (words[0] ?? '').toLowerCase().replace(/[,:]$/, '');
+    if (FILLER.has(w) || verbs.includes(w) || VERBISH.test(w)) words.shift();
+    else break;
+  }
+  while (words.length > 0 && FILLER.has((words[words.length - 1] ?? '').toLowerCase())) words.pop();
+  const text = words.join(' ').replace(/^[,:\s-]+|[,\s]+$/g, '');
+  return text.length > 0 ? text : undefined;
+}
+const VERBISH = /^(?:post|send|say|tell|notify|announce|share|write|ping|message|drop|let|inform|broadcast|echo|repeat|print|uppercase|lowercase|shout|dm|envoie|publie|poste|dis|sende|schicke|poste|sag|envía|manda|publica|di|dile)$/i;
+
+/** A subject made from a body: its first sentence, at most 60 characters. */
+export function subjectFrom(body: string): string {
+  const first = (body.split(/(?<=[.!?])\s|\n/)[0] ?? body).trim();
+  return first.length <= 60 ? first.replace(/[.!]+$/, '') : `${first.slice(0, 57).replace(/\s+\S*$/, '')}…`;
+}
+
+// ---- references ----
+
+/** The output field a later step means by "it" / "them" for a given step. */
+export function outputRef(index: number, step: StepDraft): string {
+  const key = `${step.tool}.${step.action}`;
+  const field = LIST_ACTIONS.has(key) ? 'items' : (PRIMARY_FIELD[key] ?? '');
+  return ref(index, field);
+}
+
+export const LIST_ACTIONS = new Set([
+  'github.list_issues', 'github.list_pull_requests', 'github.search_repositories', 'slack.list_channels', 'slack.list_messages',
+  'google_calendar.list_events', 'gmail.search_email', 'notion.query_database', 'notion.search',
+]);
+
+const PRIMARY_FIELD: Record<string, string> = {
+  'github.get_repository': '', 'github.get_issue': '', 'github.get_pull_request': '', 'github.create_issue': '',
+  'notion.get_page': 'text', 'notion.create_page': '', 'http.fetch': 'body', 'http.post': 'body', 'text.echo': 'text', 'text.uppercase': 'text',
+  'text.lowercase': 'text', 'text.count_words': 'words', 'data.count': 'count', 'data.pluck': 'values', 'data.join': 'text',
+  'google_calendar.check_availability': '', 'google_calendar.create_event': '',
+};
+
+/** Steps that deliver something (what "it" never means). */
+export const DELIVERIES = new Set([
+  'slack.post_message', 'slack.send_direct_message', 'slack.invite_to_channel', 'slack.create_channel', 'gmail.send_email', 'gmail.create_draft',
+  'gmail.reply_to_email', 'github.comment_on_issue', 'github.comment_on_pull_request', 'github.add_labels', 'github.close_issue',
+  'github.reopen_issue', 'github.update_issue', 'github.merge_pull_request', 'notion.append_to_page',
+]);
+
+/** The latest step that produced data, for "it" / "them". */
+export function previousData(state: PlanState): { index: number; step: StepDraft } | undefined {
+  for (let i = state.steps.length - 1; i >= 0; i--) {
+    const step = state.steps[i];
+    if (step && !DELIVERIES.has(`${step.tool}.${step.action}`)) return { index: i, step };
+  }
+  return undefined;
+}
+
+export function searchWindow(s: Slots): { after?: string; before?: string } | undefined {
+  const plain = s.clause.raw.replace(QUOTE, ' ').replace(ENTITY, ' ');
+  if (!/\b(?:today|yesterday|since|last|this|past|week|month|in|on|before|after|from|between|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|\d{4}-\d{2}-\d{2}|hier|aujourd|gestern|heute|ayer|hoy|depuis|seit|desde)\b/i.test(plain))
+    return undefined;
+  const w = parseSearchWindow(plain, s.state.lang, s.state.now);
+  if (!w) return undefined;
+  return { ...(w.after ? { after: w.after } : {}), ...(w.before ? { before: w.before } : {}) };
+}

@@ -1,0 +1,337 @@
+import { isZone } from './time.js';
+import { BODY_MARKERS, FOREIGN_WORDS, SHORTHAND, SUBJECT_MARKERS, TITLE_MARKERS, detectLanguage, translate, type Lang } from './lexicon.js';
+
+/**
+ * Text preparation for the rules planner: quotes and entities are masked first, so nothing inside
+ * them is read as an instruction; the texts a user wants sent ("saying …", "with subject …", "titled
+ * …", "…: text") are cut out as quotes too; what is left is split into clauses and each clause is
+ * brought to canonical English (translated, shorthand expanded, typos of known words corrected).
+ */
+
+export type EntityKind = 'url' | 'email' | 'repo' | 'number' | 'channel' | 'user' | 'uuid';
+export interface Entity {
+  kind: EntityKind;
+  value: string;
+  /** For `number`: what the prompt called it ("pr", "issue", or "" for a bare #12). */
+  noun?: string;
+}
+
+export type QuoteRole = 'quoted' | 'body' | 'subject' | 'title' | 'colon';
+export interface Quote {
+  text: string;
+  role: QuoteRole;
+}
+
+export interface Prepared {
+  lang: Lang;
+  quotes: Quote[];
+  entities: Entity[];
+  /** The prompt's top-level segments, each split into clauses. */
+  segments: Clause[][];
+}
+
+export interface Clause {
+  /** Original case, quotes as ⟦n⟧, entities as ⟨k⟩ (k = index in `entities`). */
+  raw: string;
+  /** Canonical English, lowercase, same tokens. */
+  canon: string;
+  /** Canonical words (lemmas), tokens excluded. */
+  words: string[];
+  /** Canonical text with lemmas, one space between words, for phrase tests. */
+  phrase: string;
+}
+
+export const QUOTE = /⟦(\d+)⟧/g;
+export const ENTITY = /⟨(\d+)⟩/g;
+
+const QUOTE_PATTERNS: RegExp[] = [/"([^"]*)"/g, /“([^”]*)”/g, /„([^“”]*)[“”]/g, /«\s*([^»]*?)\s*»/g, /`([^`]+)`/g, /(^|[\s(:=,[])['‘]([^'’]+)['’](?=$|[\s.,;:!?)\]])/g];
+
+function maskQuotes(prompt: string, quotes: Quote[]): string {
+  let text = prompt;
+  for (const re of QUOTE_PATTERNS) {
+    const single = re.source.startsWith('(^|');
+    text = text.replace(re, (...m: string[]) => {
+      const lead = single ? (m[1] ?? '') : '';
+      quotes.push({ text: single ? (m[2] ?? '') : (m[1] ?? ''), role: 'quoted' });
+      return `${lead}⟦${quotes.length - 1}⟧`;
+    });
+  }
+  return text;
+}
+
+const ENTITY_PATTERNS: { kind: EntityKind; re: RegExp }[] = [
+  { kind: 'url', re: /\bhttps?:\/\/[^\s⟦⟧"'<>]+[^\s⟦⟧"'<>.,;:!?)]/gi },
+  { kind: 'email', re: /[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/gu },
+  { kind: 'uuid', re: /\b[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b/gi },
+  { kind: 'repo', re: /(?<![\w./@-])([A-Za-z0-9][A-Za-z0-9_.-]*)\/([A-Za-z0-9_.-]*[A-Za-z_-][A-Za-z0-9_.-]*)(?![\w/])/g },
+  { kind: 'number', re: /(?:\b(pull request|pr|mr|merge request|issue|ticket|bug|problème|issue|incidencia|problema)\s*(?:number|no\.?|nr\.?|n°|num(?:ber|éro)?)?\s*#?\s*|#)(\d{1,9})\b/giu },
+  { kind: 'channel', re: /(?<![\p{L}\p{N}&])#([\p{L}\p{N}][\p{L}\p{N}_.-]*[\p{L}\p{N}_]|[\p{L}\p{N}])/gu },
+  { kind: 'user', re: /(?<![\p{L}\p{N}._%+-])@([\p{L}\p{N}][\p{L}\p{N}._-]*[\p{L}\p{N}_]|[\p{L}\p{N}])/gu },
+];
+
+function maskEntities(text: string, entities: Entity[]): string {
+  let out = text;
+  for (const { kind, re } of ENTITY_PATTERNS) {
+    out = out.replace(re, (...m: unknown[]) => {
+      const all = m[0] as string;
+      let value = all;
+      let noun: string | undefined;
+      if (kind === 'repo') {
+        value = `${m[1] as string}/${m[2] as string}`;
+        if (isZone(value)) return all; // Europe/Berlin is a time zone, not a repository
+      }
+      if (kind === 'number') {
+        noun = ((m[1] as string | undefined) ?? '').toLowerCase();
+        value = m[2] as string;
+      }
+      if (kind === 'channel' || kind === 'user') value = m[1] as string;
+      entities.push({ kind, value, ...(noun !== undefined ? { noun } : {}) });
+      const lead = kind === 'number' && noun ? `${noun} ` : '';
+      return `${lead}⟨${entities.length - 1}⟩`;
+    });
+  }
+  return out;
+}
+
+/** Strong separators between top-level steps, in every language the planner reads. */
+const SEGMENT_SPLIT =
+  /\s*(?:;|\n+|,?\s+(?:and\s+then|and\s+after\s+that|then|after\s+that|afterwards|and\s+finally|finally|et\s+puis|puis|et\s+ensuite|ensuite|und\s+dann|dann|danach|anschließend|y\s+luego|luego|y\s+después|después)\b,?|(?<=[.!?])\s+(?=[\p{Lu}⟦⟨¿¡]))\s*/iu;
+
+export function prepare(prompt: string): Prepared {
+  const quotes: Quote[] = [];
+  const entities: Entity[] = [];
+  const normal = prompt.normalize('NFC').replace(/[\u00a0\u2009\u202f]/g, ' ').replace(/[ \t]+/g, ' ');
+  const masked = maskQuotes(normal, quotes);
+  const lang = detectLanguage(masked.toLowerCase().split(/[^\p{L}]+/u));
+  const segments: Clause[][] = [];
+  for (const seg of masked.split(SEGMENT_SPLIT)) {
+    const cleaned = cleanEdges(seg);
+    if (!cleaned) continue;
+    const cut = cutFreeTexts(cleaned, quotes);
+    const withEntities = maskEntities(cut, entities);
+    const clauses = splitClauses(withEntities, lang)
+      .map((raw) => toClause(raw, lang))
+      .filter((c) => c.raw.length > 0);
+    if (clauses.length > 0) segments.push(clauses);
+  }
+  return { lang, quotes, entities, segments };
+}
+
+function cleanEdges(s: string): string {
+  return s
+    .trim()
+    .replace(/^[,.:!?\s-]+|[,.!?\s]+$/gu, '')
+    .trim();
+}
+
+function escape(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+const VERB_HINT = /^(?:[\p{L}-]+)/u;
+const BODY_RE = new RegExp(`(^|[\\s,])(${[...BODY_MARKERS].sort((a, b) => b.length - a.length).map(escape).join('|')})(?=[\\s:])[:\\s]+`, 'iu');
+const SUBJECT_RE = new RegExp(`(^|[\\s,])(${[...SUBJECT_MARKERS].sort((a, b) => b.length - a.length).map(escape).join('|')})(?=[\\s:])[:\\s]+`, 'iu');
+const TITLE_RE = new RegExp(`(^|[\\s,])(${[...TITLE_MARKERS].sort((a, b) => b.length - a.length).map(escape).join('|')})(?=[\\s:])[:\\s]+`, 'iu');
+
+/**
+ * Cuts out the unquoted texts of a segment: after a body marker up to the end of the segment (or the
+ * next ", and <verb>"), a subject or title up to a body marker or a comma, and after a colon that
+ * follows an instruction ("Email bob@x.io: running late"). Each becomes a quote with its role.
+ */
+function cutFreeTexts(segment: string, quotes: Quote[]): string {
+  let out = segment;
+  const take = (re: RegExp, role: QuoteRole, endAtComma: boolean): void => {
+    const m = re.exec(out);
+    if (!m || m.index === undefined) return;
+    const start = m.index + m[0].length;
+    let rest = out.slice(start);
+    if (/^⟦\d+⟧/.test(rest.trim())) return; // already quoted
+    let end = rest.length;
+    const body = role !== 'body' ? BODY_RE.exec(rest) : null;
+    if (body) end = Math.min(end, body.index);
+    if (endAtComma) {
+      const stop = /,|\s+(?:and|et|und|y)\s+(?=(?:send|post|email|create|add|invite|schedule|then)\b)|\s+(?:in|on|to|for|at|dans|sur|à|im|in|an|en|para)\s+(?=[\p{L}\p{N}_.-]+\/[\p{L}\p{N}_.-]+|#|@|[\p{L}\p{N}._%+-]+@)/iu.exec(rest);
+      if (stop) end = Math.min(end, stop.index);
+    } else {
+      const stop = /,?\s+(?:and|also)\s+(?=(?:post|send|email|create|add|invite|schedule|close|comment|label|merge|reply|share|tell|notify|dm)\b)/iu.exec(rest);
+      if (stop) end = Math.min(end, stop.index);
+    }
+    rest = rest.slice(0, end);
+    const text = rest.trim().replace(/[\s,;]+$/u, '');
+    if (!text || /^⟦\d+⟧$/.test(text)) return;
+    quotes.push({ text: stripFinalStop(role === 'body' ? text.replace(/^(?:that|que|dass|qu['’])\s*/iu, '') : text), role });
+    out = `${out.slice(0, start)}⟦${quotes.length - 1}⟧${out.slice(start + end)}`;
+  };
+  take(SUBJECT_RE, 'subject', true);
+  take(TITLE_RE, 'title', true);
+  take(BODY_RE, 'body', false);
+  // "Email bob@x.io: running late" / "Create an issue in acme/api: Login fails" / "#general: lunch is here"
+  const colon = /^([^:⟦]{2,80}?):\s+(?!\/\/)(.+)$/su.exec(out);
+  if (colon?.[1] && colon[2] && VERB_HINT.test(colon[1]) && !/^⟦\d+⟧$/.test(colon[2].trim()) && !/\d$/.test(colon[1])) {
+    quotes.push({ text: stripFinalStop(colon[2].trim()), role: 'colon' });
+    out = `${colon[1]}: ⟦${quotes.length - 1}⟧`;
+  }
+  return out;
+}
+
+function stripFinalStop(s: string): string {
+  return s.replace(/[.]+$/u, '').trim();
+}
+
+/** Verbs (canonical and in the lexicons) that start a new clause after "and" or a comma. */
+const CLAUSE_VERBS = [
+  'create', 'open', 'file', 'raise', 'post', 'send', 'share', 'notify', 'tell', 'message', 'ping', 'announce', 'list', 'find', 'show', 'get',
+  'fetch', 'search', 'query', 'check', 'read', 'download', 'comment', 'reply', 'add', 'label', 'tag', 'email', 'mail', 'schedule', 'book',
+  'echo', 'uppercase', 'lowercase', 'count', 'make', 'write', 'save', 'describe', 'forward', 'close', 'reopen', 'merge', 'invite', 'draft',
+  'dm', 'update', 'edit', 'assign', 'append', 'delete', 'remove', 'archive', 'set', 'rename', 'let', 'respond', 'look', 'put',
+  'envoie', 'publie', 'poste', 'crée', 'ajoute', 'ferme', 'liste', 'cherche', 'invite', 'réponds', 'commente', 'planifie', 'fusionne', 'rédige', 'préviens',
+  'sende', 'schicke', 'poste', 'erstelle', 'füge', 'schließe', 'zeige', 'suche', 'lade', 'antworte', 'kommentiere', 'plane', 'informiere', 'sag',
+  'envía', 'manda', 'publica', 'crea', 'añade', 'agrega', 'cierra', 'busca', 'invita', 'responde', 'comenta', 'programa', 'avisa', 'redacta', 'fusiona',
+];
+const CLAUSE_SPLIT = new RegExp(
+  `\\s*(?:,\\s*(?:and|et|und|y|also)|,|\\s+(?:and|et|und|y|also|plus))\\s+(?=(?:please\\s+)?(?:${CLAUSE_VERBS.map(escape).join('|')})\\b)(?!(?:label|tag)(?:s|ged|led|ed)?\\s+(?:as\\s+)?⟦)`,
+  'iu',
+);
+
+function splitClauses(segment: string, lang: Lang): string[] {
+  void lang;
+  // A loop's body is one clause with its head: "For each number from 1 to 3, echo it".
+  if (/^(?:for\s+(?:each|every)|pour\s+chaque|für\s+jede[nrs]?|para\s+cada)\b/iu.test(segment)) return [segment];
+  return segment
+    .split(CLAUSE_SPLIT)
+    .map(cleanEdges)
+    .filter((s) => s.length > 0);
+}
+
+function toClause(raw: string, lang: Lang): Clause {
+  const lower = raw.toLowerCase().replace(/[’`]/g, "'");
+  const translated = translate(lower, lang);
+  const canon = translated
+    .split(/(\s+)/)
+    .map((t) => (/^\s+$/.test(t) ? t : correctToken(t)))
+    .join('');
+  const words = tokens(canon).map(lemma);
+  return { raw, canon, words, phrase: words.join(' ') };
+}
+
+/** The words of a canonical text (no quote or entity tokens, no punctuation). */
+export function tokens(canon: string): string[] {
+  return canon
+    .replace(QUOTE, ' ')
+    .replace(ENTITY, ' ')
+    .split(/[^\p{L}\p{N}'’:-]+/u)
+    .map((w) => w.replace(/^[-':]+|[-':]+$/g, ''))
+    .filter((w) => w.length > 0);
+}
+
+function correctToken(token: string): string {
+  const m = /^([\p{P}¿¡]*)([\p{L}\p{N}'/-]+?)([\p{P}]*)$/u.exec(token);
+  if (!m) return token;
+  const [, pre = '', word = '', post = ''] = m;
+  return `${pre}${correctWord(word)}${post}`;
+}
+
+// ---- vocabulary, lemmas and typos ----
+
+let vocabulary = new Set<string>();
+/** The planner's vocabulary: every hint word of the catalog; set once per catalog. */
+export function setVocabulary(words: Iterable<string>): void {
+  vocabulary = new Set([...words, ...EXTRA_VOCABULARY]);
+}
+
+const EXTRA_VOCABULARY = [
+  'tomorrow', 'today', 'tonight', 'yesterday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'week', 'month',
+  'please', 'message', 'email', 'channel', 'meeting', 'calendar', 'every', 'each', 'summary', 'summarize', 'open', 'closed', 'latest', 'recent',
+  'unread', 'private', 'public', 'subject', 'title', 'body', 'label', 'labels', 'between', 'until', 'from', 'minutes', 'hours',
+];
+
+const IRREGULAR: Record<string, string> = {
+  sent: 'send', wrote: 'write', written: 'write', made: 'make', told: 'tell', said: 'say', found: 'find', got: 'get', gotten: 'get',
+  shown: 'show', put: 'put', set: 'set', read: 'read', began: 'begin', ran: 'run', did: 'do', done: 'do', went: 'go', gave: 'give', given: 'give',
+  took: 'take', taken: 'take', brought: 'bring', saw: 'see', seen: 'see', knew: 'know', let: 'let', shut: 'shut',
+};
+
+/** The vocabulary word a form of it stands for ("closes", "closed", "closing" → close; "issues" stays when it is a word itself). */
+export function lemma(word: string): string {
+  if (vocabulary.has(word)) return word;
+  const irregular = IRREGULAR[word];
+  if (irregular) return irregular;
+  const candidates = [
+    word.replace(/ies$/, 'y'),
+    word.replace(/es$/, ''),
+    word.replace(/s$/, ''),
+    word.replace(/ed$/, ''),
+    word.replace(/d$/, ''),
+    word.replace(/ing$/, ''),
+    word.replace(/ing$/, 'e'),
+    word.replace(/(.)\1(?:ed|ing)$/, '$1'),
+  ];
+  return candidates.find((c) => c !== word && vocabulary.has(c)) ?? word;
+}
+
+/**
+ * Common English words near the planner's vocabulary that must never be "corrected"
+ * ("last" is not a typo of "list", nor "sent" of "send").
+ */
+const PROTECTED = new Set([
+  'last', 'lost', 'least', 'past', 'most', 'host', 'post', 'cost', 'sent', 'send', 'end', 'lend', 'mend', 'tend', 'bend', 'rend', 'sand', 'seed',
+  'date', 'data', 'gate', 'late', 'rate', 'page', 'sage', 'wage', 'lunch', 'launch', 'bunch', 'issue', 'tissue', 'label', 'cable', 'table',
+  'able', 'free', 'tree', 'three', 'fee', 'few', 'new', 'news', 'now', 'how', 'show', 'slow', 'snow', 'know', 'known', 'row', 'rows',
+  'close', 'clone', 'lose', 'loose', 'chose', 'those', 'these', 'there', 'their', 'where', 'were', 'here', 'hear', 'near', 'year', 'dear',
+  'mail', 'main', 'maid', 'nail', 'tail', 'fail', 'sail', 'rail', 'call', 'all', 'ball', 'fall', 'tall', 'wall', 'hall', 'mall', 'cell',
+  'tell', 'sell', 'well', 'bell', 'fell', 'feel', 'fuel', 'list', 'lust', 'mist', 'fist', 'gist', 'listen', 'link', 'line', 'like', 'lime',
+  'team', 'teams', 'tea', 'steam', 'dream', 'stream', 'event', 'vent', 'even', 'eleven', 'seven', 'given', 'then', 'than', 'them', 'they',
+  'time', 'tide', 'ride', 'side', 'wide', 'hide', 'done', 'gone', 'none', 'one', 'tone', 'note', 'vote', 'quote', 'node', 'code', 'mode',
+  'repo', 'reply', 'apply', 'supply', 'comply', 'merge', 'verge', 'purge', 'urge', 'edge', 'draft', 'craft', 'graft', 'raft', 'shaft',
+  'book', 'look', 'took', 'hook', 'cook', 'nook', 'room', 'zoom', 'doom', 'boom', 'form', 'from', 'storm', 'warm', 'worm', 'norm',
+  'invite', 'invited', 'unite', 'united', 'write', 'white', 'wire', 'wise', 'wide', 'site', 'cite', 'bite', 'kite', 'rite', 'suite', 'quite', 'quiet',
+  'about', 'above', 'again', 'against', 'also', 'alone', 'along', 'among', 'another', 'anyone', 'anything', 'around', 'because', 'before',
+  'being', 'below', 'between', 'both', 'could', 'does', 'doing', 'down', 'during', 'each', 'either', 'else', 'enough', 'ever', 'every',
+  'everyone', 'first', 'found', 'good', 'great', 'have', 'having', 'into', 'just', 'keep', 'kind', 'later', 'less', 'made', 'make', 'many',
+  'maybe', 'more', 'much', 'must', 'need', 'never', 'next', 'nice', 'once', 'only', 'other', 'over', 'really', 'right', 'same', 'should',
+  'since', 'some', 'soon', 'still', 'such', 'sure', 'take', 'thank', 'thanks', 'that', 'this', 'thing', 'think', 'through', 'today', 'under',
+  'very', 'want', 'what', 'when', 'which', 'while', 'will', 'with', 'without', 'would', 'your', 'yours', 'ready', 'fixed', 'fixes', 'fine',
+  'done', 'hello', 'happy', 'everyone', 'everybody', 'morning', 'evening', 'night', 'noon', 'team', 'work', 'word', 'words', 'world', 'lets',
+  'good', 'food', 'mood', 'hood', 'wood', 'pull', 'full', 'bull', 'dull', 'push', 'bush', 'rush', 'meet', 'meat', 'beat', 'seat', 'heat',
+  'sync', 'sink', 'pink', 'ink', 'inbox', 'dm', 'dms', 'ping', 'pong', 'king', 'ring', 'sing', 'wing', 'thing', 'bring', 'string', 'spring',
+  'status', 'states', 'state', 'stats', 'start', 'smart', 'star', 'stars', 'stare', 'store', 'score', 'share', 'shore', 'shade', 'shame',
+]);
+
+/** Optimal string alignment distance (Levenshtein with adjacent transpositions), capped at `max + 1`. */
+export function editDistance(a: string, b: string, max = 2): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      const row = d[i] as number[];
+      const up = d[i - 1] as number[];
+      let v = Math.min((up[j] as number) + 1, (row[j - 1] as number) + 1, (up[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, ((d[i - 2] as number[])[j - 2] as number) + 1);
+      row[j] = v;
+    }
+  }
+  return (d[a.length] as number[])[b.length] as number;
+}
+
+/** A misspelt vocabulary word corrected ("emial" → email, "scheduel" → schedule); anything else unchanged. */
+export function correctWord(word: string): string {
+  const short = SHORTHAND[word];
+  if (short) return short;
+  if (word.length < 4 || vocabulary.has(word) || PROTECTED.has(word) || FOREIGN_WORDS.has(word) || /[^a-z]/.test(word)) return word;
+  if (vocabulary.has(lemma(word))) return word;
+  const max = word.length >= 8 ? 2 : 1;
+  let best: string | undefined;
+  let bestDistance = max + 1;
+  let tie = false;
+  for (const v of vocabulary) {
+    if (v.includes(' ') || v.length < 3 || (v[0] !== word[0] && v[1] !== word[0])) continue;
+    const dist = editDistance(word, v, max);
+    if (dist < bestDistance) {
+      best = v;
+      bestDistance = dist;
+      tie = false;
+    } else if (dist === bestDistance) tie = true;
+  }
+  return best && !tie && bestDistance <= max ? best : word;
+}

@@ -1,0 +1,233 @@
+import * as chrono from 'chrono-node';
+import { DateTime, IANAZone } from 'luxon';
+import * as rrule from 'rrule';
+import type { Lang } from './lexicon.js';
+
+/**
+ * Dates, times, time zones and recurrence, with the libraries made for them: chrono-node (and its
+ * French, German and Spanish parsers) reads dates and times, luxon places them in an IANA zone from
+ * the platform's data, rrule turns "every Monday" into an RFC 5545 rule.
+ */
+
+// rrule ships a UMD bundle: Node's ESM loader sees only its default export, CommonJS (jest) sees the names.
+const { RRule } = ((rrule as unknown as { default?: typeof rrule }).default ?? rrule);
+
+export interface When {
+  /** ISO 8601 with the zone's offset. */
+  start?: string;
+  end?: string;
+  /** The start had an hour ("at 3pm"), not just a day. */
+  hasTime: boolean;
+  /** The window the words mean, for listings: a day, a week, or start…end. */
+  windowStart?: string;
+  windowEnd?: string;
+  /** IANA zone named in the text, or UTC. */
+  zone: string;
+  zoneNamed: boolean;
+  recurrence?: string[];
+  /** The texts that made it (to keep them out of titles and message texts). */
+  spans: string[];
+}
+
+const ABBREVIATIONS: Record<string, string> = {
+  cet: 'Europe/Paris', cest: 'Europe/Paris', 'central european': 'Europe/Paris',
+  pst: 'America/Los_Angeles', pdt: 'America/Los_Angeles', pt: 'America/Los_Angeles', pacific: 'America/Los_Angeles',
+  est: 'America/New_York', edt: 'America/New_York', et: 'America/New_York', eastern: 'America/New_York',
+  cst: 'America/Chicago', cdt: 'America/Chicago', central: 'America/Chicago',
+  mst: 'America/Denver', mdt: 'America/Denver', mountain: 'America/Denver',
+  gmt: 'UTC', utc: 'UTC', bst: 'Europe/London', ist: 'Asia/Kolkata', jst: 'Asia/Tokyo', aest: 'Australia/Sydney', aedt: 'Australia/Sydney',
+  sgt: 'Asia/Singapore', hkt: 'Asia/Hong_Kong', kst: 'Asia/Seoul', brt: 'America/Sao_Paulo', eet: 'Europe/Athens', eest: 'Europe/Athens', wet: 'Europe/Lisbon',
+};
+
+/** "<City> time" → the platform's IANA zone of that city (Berlin → Europe/Berlin), plus a few cities that have none of their own. */
+const CITY_ZONES: ReadonlyMap<string, string> = new Map([
+  ...Intl.supportedValuesOf('timeZone').map((z) => [(z.split('/').pop() ?? z).replace(/_/g, ' ').toLowerCase(), z] as const),
+  ['san francisco', 'America/Los_Angeles'], ['seattle', 'America/Los_Angeles'], ['boston', 'America/New_York'], ['washington', 'America/New_York'],
+  ['munich', 'Europe/Berlin'], ['münchen', 'Europe/Berlin'], ['frankfurt', 'Europe/Berlin'], ['hamburg', 'Europe/Berlin'], ['barcelona', 'Europe/Madrid'],
+  ['bangalore', 'Asia/Kolkata'], ['mumbai', 'Asia/Kolkata'], ['delhi', 'Asia/Kolkata'], ['beijing', 'Asia/Shanghai'], ['montreal', 'America/Toronto'],
+  ['uk', 'Europe/London'], ['nyc', 'America/New_York'], ['sf', 'America/Los_Angeles'],
+]);
+
+export function isZone(name: string): boolean {
+  return name.includes('/') && IANAZone.isValidZone(name);
+}
+
+/** The zone a text names, and the text that named it. */
+export function findZone(text: string): { zone: string; span: string } | undefined {
+  const iana = /\b([A-Z][A-Za-z]+(?:_[A-Za-z]+)*\/[A-Z][A-Za-z_]+(?:\/[A-Za-z_]+)?)\b/.exec(text);
+  if (iana?.[1] && isZone(iana[1])) return { zone: iana[1], span: iana[0] };
+  const abbr = /\b(CEST|CET|PST|PDT|PT|EST|EDT|ET|CST|CDT|MST|MDT|GMT|UTC|BST|IST|JST|AEST|AEDT|SGT|HKT|KST|BRT|EET|EEST|WET)\b/.exec(text);
+  if (abbr?.[1]) return { zone: ABBREVIATIONS[abbr[1].toLowerCase()] ?? 'UTC', span: abbr[0] };
+  const named = /\b(pacific|eastern|central european|central|mountain)(\s+(?:standard\s+|daylight\s+)?time)?\b/i.exec(text);
+  if (named?.[1] && (named[2] || /\b(?:am|pm|\d)\s*(?:pacific|eastern|central|mountain)\b/i.test(text) || /\b(?:pacific|eastern|central european|mountain)\b/i.test(named[1])))
+    return { zone: ABBREVIATIONS[named[1].toLowerCase()] ?? 'UTC', span: named[0] };
+  const city = /\b(?:in\s+)?([\p{L}][\p{L} ]{1,24}?)\s+(?:time|timezone|time zone)\b|\b(?:heure de|Zeit in|hora de)\s+([\p{L}][\p{L} ]{1,24})/iu.exec(text);
+  const name = (city?.[1] ?? city?.[2])?.toLowerCase().trim();
+  if (city && name) {
+    const words = name.split(' ');
+    for (let i = 0; i < words.length; i++) {
+      const candidate = words.slice(i).join(' ');
+      const zone = CITY_ZONES.get(candidate);
+      if (zone) return { zone, span: city[0] };
+    }
+  }
+  return undefined;
+}
+
+const PARSERS: Record<Lang, chrono.Chrono> = { en: chrono.en.casual, fr: chrono.fr.casual, de: chrono.de.casual, es: chrono.es.casual };
+
+const WEEKDAYS: Record<string, string> = {
+  lundi: 'monday', mardi: 'tuesday', mercredi: 'wednesday', jeudi: 'thursday', vendredi: 'friday', samedi: 'saturday', dimanche: 'sunday',
+  montag: 'monday', dienstag: 'tuesday', mittwoch: 'wednesday', donnerstag: 'thursday', freitag: 'friday', samstag: 'saturday', sonntag: 'sunday',
+  lunes: 'monday', martes: 'tuesday', miércoles: 'wednesday', miercoles: 'wednesday', jueves: 'thursday', viernes: 'friday', sábado: 'saturday', domingo: 'sunday',
+};
+
+/** "every Monday", "each weekday", "daily", "tous les lundis", "jeden Montag", "cada lunes" → RFC 5545 lines. */
+export function findRecurrence(text: string): { rule: string[]; span: string } | undefined {
+  const m =
+    /\b(?:every|each|tous les|toutes les|chaque|jeden|jede|alle|cada|todos los|todas las)\s+(?:other\s+|\d+\s+)?(?:[\p{L}]+)(?:(?:\s*,\s*|\s+(?:and|et|und|y)\s+)(?:[\p{L}]+))*(?:\s+for\s+\d+\s+(?:weeks?|days?|months?|times))?|\b(?:daily|weekly|monthly|yearly|annually|quotidien(?:ne)?|hebdomadaire|täglich|wöchentlich|monatlich|diario|semanal|mensual)\b/iu.exec(
+      text,
+    );
+  if (!m) return undefined;
+  let phrase = m[0].toLowerCase();
+  for (const [foreign, english] of Object.entries(WEEKDAYS)) phrase = phrase.replace(new RegExp(`${foreign}s?\\b`, 'gu'), english);
+  phrase = phrase
+    .replace(/\b(?:tous les|toutes les|chaque|jeden|jede|alle|cada|todos los|todas las|each)\b/g, 'every')
+    .replace(/\b(?:et|und|y)\b/g, 'and')
+    .replace(/\b(?:daily|quotidien(?:ne)?|täglich|diario)\b/, 'every day')
+    .replace(/\b(?:weekly|hebdomadaire|wöchentlich|semanal)\b/, 'every week')
+    .replace(/\b(?:monthly|monatlich|mensual)\b/, 'every month')
+    .replace(/\b(?:yearly|annually)\b/, 'every year')
+    .replace(/\bevery other (\w+)/, (_a, d: string) => (/day$/.test(d) && d !== 'day' ? `every 2 weeks on ${d}` : `every 2 ${d}s`))
+    .replace(/\bevery (?:morning|evening|night|afternoon)\b/, 'every day')
+    .replace(/\bevery (?:jour|tag|día)\b/, 'every day')
+    .replace(/\bevery (?:semaine|woche|semana)\b/, 'every week');
+  // Only what rrule reads: "every <n>? <unit|weekday list>" (times of day go to the start).
+  const core = /^every(?:\s+\d+)?\s+(?:day|week(?:day)?|month|year|(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weeks?|days?|months?)(?:\s+on\s+\w+)?(?:(?:\s*,\s*|\s+and\s+)(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))*)(?:\s+for\s+\d+\s+(?:weeks?|days?|months?|times))?/.exec(
+    phrase,
+  );
+  if (!core) return undefined;
+  try {
+    const options = { ...RRule.fromText(core[0].replace(/\bweekday\b/, 'weekday')).origOptions };
+    delete options.byhour;
+    delete options.byminute;
+    delete options.bysecond;
+    delete options.until;
+    delete options.dtstart;
+    const rule = new RRule(options).toString();
+    if (!rule.startsWith('RRULE:')) return undefined;
+    return { rule: [rule], span: m[0] };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The duration a text gives ("for 30 minutes", "an hour", "45-minute", "1h30"), in minutes. */
+export function findDuration(text: string): { minutes: number; span: string } | undefined {
+  const m =
+    /\b(?:for\s+)?(?:(an?|one|half an?|\d+(?:\.\d+)?)\s*[- ]?\s*(hours?|hrs?|h|minutes?|mins?|m)\b(?:\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?|m)\b)?|(\d+)h(\d+))/i.exec(text);
+  if (!m) return undefined;
+  if (m[4] && m[5]) return { minutes: Number(m[4]) * 60 + Number(m[5]), span: m[0] };
+  const amount = m[1]?.toLowerCase() ?? '';
+  const n = /^half/.test(amount) ? 0.5 : /^(?:an?|one)$/.test(amount) ? 1 : Number(amount);
+  const unit = (m[2] ?? '').toLowerCase();
+  const isHours = /^h/.test(unit);
+  if (!isHours && unit === 'm' && !/\d/.test(amount)) return undefined;
+  let minutes = isHours ? n * 60 : n;
+  if (m[3]) minutes += Number(m[3]);
+  if (!Number.isFinite(minutes) || minutes <= 0 || minutes > 60 * 24 * 14) return undefined;
+  return { minutes, span: m[0] };
+}
+
+/**
+ * When a clause speaks of: chrono reads the date and time in the clause's language, the zone
+ * places it (UTC when none is named), a duration or a range gives the end.
+ */
+export function parseWhen(text: string, lang: Lang, now: Date, { past = false } = {}): When | undefined {
+  const zoneFound = findZone(text);
+  const zone = zoneFound?.zone ?? 'UTC';
+  const recurrence = findRecurrence(text);
+  let input = text;
+  if (zoneFound) input = input.replace(zoneFound.span, ' ');
+  input = input
+    .replace(/\bbetween\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)\s+and\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)/i, 'from $1 to $2')
+    .replace(/\bentre\s+(\d{1,2}h?\d{0,2})\s+et\s+(\d{1,2}h?\d{0,2})/i, 'de $1 à $2')
+    .replace(/\bzwischen\s+(\d{1,2}(?::\d{2})?)\s+und\s+(\d{1,2}(?::\d{2})?)(\s*uhr)?/i, 'von $1 bis $2$3')
+    .replace(/\bentre\s+las\s+(\d{1,2}(?::\d{2})?)\s+y\s+las\s+(\d{1,2}(?::\d{2})?)/i, 'de $1 a $2')
+    .replace(/\b(tous les|toutes les|chaque|jeden|jede|cada|todos los|todas las|every|each)\s+/giu, ' ');
+  const offset = IANAZone.create(zone).offset(now.getTime());
+  const results = PARSERS[lang].parse(input, { instant: now, timezone: offset }, { forwardDate: !past });
+  const spans = [...(zoneFound ? [zoneFound.span] : []), ...(recurrence ? [recurrence.span] : [])];
+  if (results.length === 0) {
+    if (!recurrence) return undefined;
+    return { hasTime: false, zone, zoneNamed: !!zoneFound, recurrence: recurrence.rule, spans };
+  }
+  const first = results[0] as chrono.ParsedResult;
+  // "next Thursday … 2pm" may come as two results: a day and a time.
+  const second = results[1];
+  const hasTime = first.start.isCertain('hour') || (second?.start.isCertain('hour') ?? false);
+  const dayOf = first.start;
+  const timeOf = first.start.isCertain('hour') ? first.start : (second?.start ?? first.start);
+  const place = (c: chrono.ParsedComponents, hourFrom: chrono.ParsedComponents = c): DateTime =>
+    DateTime.fromObject(
+      {
+        year: c.get('year') ?? undefined,
+        month: c.get('month') ?? undefined,
+        day: c.get('day') ?? undefined,
+        hour: hasTime ? (hourFrom.get('hour') ?? 0) : 0,
+        minute: hasTime ? (hourFrom.get('minute') ?? 0) : 0,
+        second: 0,
+      },
+      { zone },
+    );
+  let start = place(dayOf, timeOf);
+  // A past day without a weekday or a date ("at 3pm" said at 5pm) means the next one.
+  const nowInZone = DateTime.fromJSDate(now, { zone });
+  if (!past && hasTime && start < nowInZone && !dayOf.isCertain('day') && !dayOf.isCertain('weekday')) start = start.plus({ days: 1 });
+  let end: DateTime | undefined;
+  const endComponents = first.end ?? (second && !second.start.isCertain('day') && first.start.isCertain('hour') ? second.start : undefined);
+  if (endComponents && (endComponents.isCertain('hour') || endComponents.isCertain('day'))) {
+    end = endComponents.isCertain('hour') ? start.set({ hour: endComponents.get('hour') ?? 0, minute: endComponents.get('minute') ?? 0 }) : place(endComponents);
+    if (end <= start && endComponents.isCertain('hour')) end = end.plus({ days: endComponents.isCertain('day') ? 0 : 1 });
+    if (endComponents.isCertain('day') && endComponents.isCertain('hour')) end = place(endComponents, endComponents);
+  }
+  const duration = findDuration(input.replace(first.text, ' '));
+  if (!end && duration && hasTime) {
+    end = start.plus({ minutes: duration.minutes });
+    spans.push(duration.span);
+  }
+  const isWeek = /\b(?:week|semaine|woche|semana)\b/i.test(first.text);
+  const windowStart = hasTime ? start : start.startOf('day');
+  const windowEnd = end ?? (hasTime ? start.plus({ hours: 1 }) : isWeek ? windowStart.plus({ days: 7 }) : windowStart.plus({ days: 1 }));
+  spans.push(...results.slice(0, 2).map((r) => r.text));
+  const iso = (d: DateTime) => d.toISO({ suppressMilliseconds: true }) ?? d.toString();
+  return {
+    start: iso(start),
+    ...(end ? { end: iso(end) } : {}),
+    hasTime,
+    windowStart: iso(windowStart),
+    windowEnd: iso(windowEnd),
+    zone,
+    zoneNamed: !!zoneFound,
+    ...(recurrence ? { recurrence: recurrence.rule } : {}),
+    spans,
+  };
+}
+
+/** A past window for searches ("since Monday", "last week", "in March", "yesterday"): YYYY-MM-DD bounds. */
+export function parseSearchWindow(text: string, lang: Lang, now: Date): { after?: string; before?: string; span: string } | undefined {
+  const results = PARSERS[lang].parse(text, { instant: now, timezone: 0 }, { forwardDate: false });
+  const r = results[0];
+  if (!r) return undefined;
+  const day = (c: chrono.ParsedComponents) => DateTime.fromObject({ year: c.get('year') ?? 0, month: c.get('month') ?? 1, day: c.get('day') ?? 1 }, { zone: 'UTC' });
+  const start = day(r.start);
+  const fmt = (d: DateTime) => d.toISODate() ?? '';
+  const before = /\b(?:before|until|avant|vor|antes)\s*$/i.test(text.slice(0, r.index).trimEnd());
+  if (before) return { before: fmt(start), span: r.text };
+  if (r.end) return { after: fmt(start), before: fmt(day(r.end).plus({ days: 1 })), span: r.text };
+  const since = /\b(?:since|after|from|depuis|seit|desde)\s*$/i.test(text.slice(0, r.index).trimEnd());
+  if (since) return { after: fmt(start), span: r.text };
+  if (/\bweek\b|semaine|woche|semana/i.test(r.text)) return { after: fmt(start.startOf('week')), before: fmt(start.startOf('week').plus({ days: 7 })), span: r.text };
+  if (!r.start.isCertain('day') && r.start.isCertain('month')) return { after: fmt(start.startOf('month')), before: fmt(start.startOf('month').plus({ months: 1 })), span: r.text };
+  return { after: fmt(start), before: fmt(start.plus({ days: 1 })), span: r.text };
+}
