@@ -63,7 +63,7 @@ export const GITHUB_TOOL: ToolDef = {
   name: 'github',
   description: 'GitHub issues, pull requests, comments, labels and repositories on behalf of the user.',
   service: 'github',
-  keywords: ['github', 'issue', 'issues', 'repo', 'repos', 'repository', 'repositories', 'label', 'labels', 'bug', 'bugs', 'gh'],
+  keywords: ['github', 'issue', 'issues', 'repo', 'repos', 'repository', 'repositories', 'label', 'labels', 'bug', 'bugs', 'gh', 'pr', 'prs', 'pull', 'pulls'],
   actions: [
     {
       name: 'create_issue',
