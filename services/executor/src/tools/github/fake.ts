@@ -15,8 +15,14 @@ export interface FakeGitHub extends FakeProvider {
   issues: Map<string, GhIssue[]>;
   /** Repositories created through the API or added by a test, by full name (lowercase). */
   repos: Map<string, GhRepo>;
-  /** Opens a pull request in a repository (numbered with its issues); `mergeable: false` makes a merge answer 405. */
-  addPull(repo: string, pull: { title: string; head?: string; base?: string; draft?: boolean; mergeable?: boolean }): GhIssue;
+  /**
+   * Opens a pull request in a repository (numbered with its issues). `mergeable: false` makes a
+   * merge answer 405; `headMoves: true` makes it answer 409, as when a push lands during the merge.
+   */
+  addPull(
+    repo: string,
+    pull: { title: string; head?: string; base?: string; draft?: boolean; mergeable?: boolean; headMoves?: boolean },
+  ): GhIssue;
 }
 
 export interface GhIssue {
@@ -31,7 +37,15 @@ export interface GhIssue {
   html_url: string;
   created_at: string;
   comments: { id: number; body: string; html_url: string; created_at: string }[];
-  pull?: { head: string; base: string; draft: boolean; mergeable: boolean; merged_at: string | null; merge_commit_sha: string | null };
+  pull?: {
+    head: string;
+    base: string;
+    draft: boolean;
+    mergeable: boolean;
+    headMoves: boolean;
+    merged_at: string | null;
+    merge_commit_sha: string | null;
+  };
 }
 
 export interface GhRepo {
@@ -294,9 +308,8 @@ export async function startFakeGitHub(tokens?: Iterable<string>): Promise<FakeGi
       reply: (i, req) => {
         const p = i.pull;
         if (!p) return notFound();
-        const b = (req.body ?? {}) as { sha?: string; merge_method?: string };
-        if (b.sha !== undefined && b.sha !== `head-${i.number}`)
-          return { status: 409, body: { message: 'Head branch was modified. Review and try the merge again.' } };
+        const b = (req.body ?? {}) as { merge_method?: string };
+        if (p.headMoves) return { status: 409, body: { message: 'Head branch was modified. Review and try the merge again.' } };
         if (p.merged_at !== null || i.state !== 'open' || !p.mergeable)
           return { status: 405, body: { message: 'Pull Request is not mergeable', documentation_url: 'https://docs.github.com/rest' } };
         if (p.draft) return { status: 405, body: { message: 'Pull Request is still a draft' } };
@@ -334,6 +347,7 @@ export async function startFakeGitHub(tokens?: Iterable<string>): Promise<FakeGi
         base: p.base ?? 'main',
         draft: p.draft ?? false,
         mergeable: p.mergeable ?? true,
+        headMoves: p.headMoves ?? false,
         merged_at: null,
         merge_commit_sha: null,
       },
