@@ -272,7 +272,7 @@ export async function startFakeGitHub(tokens?: Iterable<string>): Promise<FakeGi
         if (b.body !== undefined) i.body = b.body;
         if (b.assignees !== undefined) i.assignees = b.assignees.map((login) => ({ login }));
         if (b.state !== undefined && b.state !== i.state) {
-          i.state = b.state as GhIssue['state'];
+          i.state = b.state;
           // GitHub sets the reason on a state change only: given, or completed / reopened.
           i.state_reason = (b.state_reason ?? (i.state === 'closed' ? 'completed' : 'reopened')) as GhIssue['state_reason'];
         }
