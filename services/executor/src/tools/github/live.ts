@@ -1,6 +1,6 @@
 import type { AxiosResponse } from 'axios';
 import { findAction } from '@tes/catalog';
-import type { ActionImpl, ToolContext } from '../tool.js';
+import { ToolError, type ActionImpl, type ToolContext } from '../tool.js';
 import { callProvider, classifyHttp, messageOf, retryAfterMs, type Verdict } from '../../providers/provider-http.js';
 
 /**
@@ -24,14 +24,18 @@ function classify(res: AxiosResponse): Verdict {
 
 const HEADERS = { Accept: 'application/vnd.github+json', 'X-GitHub-Api-Version': '2022-11-28' };
 
-async function gh<T>(
-  ctx: ToolContext,
-  action: string,
-  method: 'GET' | 'POST',
-  path: string,
-  extra: { params?: Record<string, unknown>; body?: unknown } = {},
-): Promise<T> {
+type GhMethod = 'GET' | 'POST' | 'PATCH' | 'PUT';
+
+interface GhExtra {
+  params?: Record<string, unknown>;
+  body?: unknown;
+  /** Turns GitHub's refusals (4xx other than auth, scope, not found, rate limit) into a step_failed the user can act on. */
+  refusal?: (status: number, body: unknown) => ToolError;
+}
+
+async function gh<T>(ctx: ToolContext, action: string, method: GhMethod, path: string, extra: GhExtra = {}): Promise<T> {
   const def = findAction('github', action);
+  const { refusal, ...rest } = extra;
   const res = await callProvider<T>(ctx, {
     service: 'github',
     scopes: def?.scopes ?? [],
@@ -40,10 +44,32 @@ async function gh<T>(
     headers: HEADERS,
     write: def?.side_effect !== 'read',
     classify,
-    ...extra,
+    ...(refusal ? { passThrough: ['conflict', 'rejected'] as const } : {}),
+    ...rest,
   });
+  if (refusal && (res.status < 200 || res.status >= 300)) throw refusal(res.status, res.data);
   return res.data;
 }
+
+/** GitHub's 422 body: "Validation Failed" plus what each error says (or its field and code). */
+function validationDetail(body: unknown): string {
+  const b = (body ?? {}) as { message?: unknown; errors?: unknown };
+  const errors = Array.isArray(b.errors) ? (b.errors as Record<string, unknown>[]) : [];
+  const parts = errors.map((e) =>
+    typeof e['message'] === 'string' ? e['message'] : [e['field'], e['code']].filter((x) => typeof x === 'string').join(' '),
+  );
+  return [messageOf(body), ...parts].filter(Boolean).join('; ') || 'no detail';
+}
+
+/** A refusal read from its status and body, with a suggestion in the user's terms. */
+function refused(what: string, suggest: (status: number, detail: string) => string | undefined) {
+  return (status: number, body: unknown) => {
+    const detail = validationDetail(body);
+    return new ToolError('step_failed', `GitHub refused to ${what} (HTTP ${status}): ${detail}`, false, suggest(status, detail));
+  };
+}
+
+const checkValues = () => 'Check the values in the request (names, logins, numbers), then retry';
 
 interface GhIssue {
   number: number;
@@ -70,6 +96,62 @@ export function issueOut(i: GhIssue): Record<string, unknown> {
 
 const repoPath = (input: Record<string, unknown>) =>
   `/repos/${encodeURIComponent(String(input['owner']))}/${encodeURIComponent(String(input['repo']))}`;
+
+const issuePath = (input: Record<string, unknown>) => `${repoPath(input)}/issues/${Number(input['issue_number'])}`;
+const pullPath = (input: Record<string, unknown>) => `${repoPath(input)}/pulls/${Number(input['pull_number'])}`;
+const fullName = (input: Record<string, unknown>) => `${String(input['owner'])}/${String(input['repo'])}`;
+
+/** A pull request as the list (pull-request-simple: no `merged`, only `merged_at`) or the single read answers it. */
+interface GhPull {
+  number: number;
+  title: string;
+  body?: string | null;
+  state: string;
+  draft?: boolean;
+  merged?: boolean;
+  merged_at?: string | null;
+  user?: { login: string } | null;
+  head: { ref: string };
+  base: { ref: string };
+  html_url: string;
+  created_at: string;
+}
+
+export function pullOut(p: GhPull): Record<string, unknown> {
+  return {
+    number: p.number,
+    title: p.title,
+    body: p.body ?? null,
+    state: p.state === 'closed' ? 'closed' : 'open',
+    draft: p.draft ?? false,
+    merged: p.merged ?? (p.merged_at !== undefined && p.merged_at !== null),
+    author: p.user?.login ?? null,
+    head: p.head.ref,
+    base: p.base.ref,
+    url: p.html_url,
+    created_at: p.created_at,
+  };
+}
+
+interface GhRepo {
+  full_name: string;
+  description: string | null;
+  private: boolean;
+  default_branch: string;
+  html_url: string;
+  stargazers_count: number;
+  language: string | null;
+}
+
+/** PATCH /repos/{owner}/{repo}/issues/{n}: the one call behind close, reopen and update. */
+async function patchIssue(ctx: ToolContext, action: string, input: Record<string, unknown>, body: Record<string, unknown>) {
+  const n = Number(input['issue_number']);
+  const issue = await gh<GhIssue>(ctx, action, 'PATCH', issuePath(input), {
+    body,
+    refusal: refused(`change issue #${n} in ${fullName(input)}`, checkValues),
+  });
+  return issueOut(issue);
+}
 
 export const githubLive: Record<string, ActionImpl> = {
   create_issue: async (input, ctx) => {
@@ -137,5 +219,84 @@ export const githubLive: Record<string, ActionImpl> = {
       open_issues: r.open_issues_count,
       url: r.html_url,
     };
+  },
+  get_issue: async (input, ctx) => issueOut(await gh<GhIssue>(ctx, 'get_issue', 'GET', issuePath(input))),
+  close_issue: (input, ctx) => patchIssue(ctx, 'close_issue', input, { state: 'closed', state_reason: input['reason'] ?? 'completed' }),
+  reopen_issue: (input, ctx) => patchIssue(ctx, 'reopen_issue', input, { state: 'open', state_reason: 'reopened' }),
+  update_issue: (input, ctx) =>
+    patchIssue(
+      ctx,
+      'update_issue',
+      input,
+      Object.fromEntries(['title', 'body', 'assignees'].filter((k) => input[k] !== undefined).map((k) => [k, input[k]])),
+    ),
+  list_pull_requests: async (input, ctx) => {
+    const pulls = await gh<GhPull[]>(ctx, 'list_pull_requests', 'GET', `${repoPath(input)}/pulls`, {
+      params: { state: input['state'] ?? 'open', per_page: input['limit'] ?? 30, sort: 'created', direction: 'desc' },
+    });
+    const items = pulls.map(pullOut);
+    return { items, count: items.length };
+  },
+  get_pull_request: async (input, ctx) => pullOut(await gh<GhPull>(ctx, 'get_pull_request', 'GET', pullPath(input))),
+  comment_on_pull_request: async (input, ctx) => {
+    // A pull request's conversation is its issue's: GitHub takes these comments on the issues endpoint.
+    const n = Number(input['pull_number']);
+    const c = await gh<{ id: number; body: string; html_url: string; created_at: string }>(
+      ctx,
+      'comment_on_pull_request',
+      'POST',
+      `${repoPath(input)}/issues/${n}/comments`,
+      { body: { body: input['body'] }, refusal: refused(`comment on pull request #${n} in ${fullName(input)}`, checkValues) },
+    );
+    return { id: c.id, pull_number: n, body: c.body, url: c.html_url, created_at: c.created_at };
+  },
+  merge_pull_request: async (input, ctx) => {
+    const n = Number(input['pull_number']);
+    const r = await gh<{ sha: string; merged: boolean; message: string }>(ctx, 'merge_pull_request', 'PUT', `${pullPath(input)}/merge`, {
+      body: { merge_method: input['merge_method'] ?? 'merge' },
+      // 405: not mergeable (conflicts, failing checks, missing reviews, a draft, a disallowed method); 409: the head moved.
+      refusal: refused(`merge pull request #${n} in ${fullName(input)}`, (status) =>
+        status === 405
+          ? `Pull request #${n} cannot be merged as it is: resolve its conflicts, required checks or reviews on GitHub (or try another merge_method), then retry`
+          : status === 409
+            ? `Pull request #${n} changed while merging: review its latest commits, then retry the merge`
+            : checkValues(),
+      ),
+    });
+    return { pull_number: n, merged: r.merged, sha: r.sha, message: r.message };
+  },
+  search_repositories: async (input, ctx) => {
+    const r = await gh<{ items: GhRepo[] }>(ctx, 'search_repositories', 'GET', '/search/repositories', {
+      params: { q: input['query'], per_page: input['limit'] ?? 10 },
+      refusal: refused('run the repository search', () => 'Check the search query: words plus qualifiers such as user:, org: or language:'),
+    });
+    const items = r.items.map((x) => ({
+      full_name: x.full_name,
+      description: x.description,
+      stars: x.stargazers_count,
+      language: x.language ?? null,
+      private: x.private,
+      url: x.html_url,
+    }));
+    return { items, count: items.length };
+  },
+  create_repository: async (input, ctx) => {
+    const org = input['org'] as string | undefined;
+    const name = String(input['name']);
+    const where = org ? `/orgs/${encodeURIComponent(org)}/repos` : '/user/repos';
+    const r = await gh<GhRepo>(ctx, 'create_repository', 'POST', where, {
+      body: {
+        name,
+        ...(input['description'] !== undefined ? { description: input['description'] } : {}),
+        // Private unless the user said otherwise (GitHub's own default is public).
+        private: input['private'] ?? true,
+      },
+      refusal: refused(`create the repository ${name}`, (status, detail) =>
+        status === 422 && /already exists/i.test(detail)
+          ? `A repository named ${name} already exists ${org ? `in ${org}` : 'on this account'}: choose another name, or use the existing one`
+          : 'Check the repository name (letters, digits, - _ .) and options, then retry',
+      ),
+    });
+    return { full_name: r.full_name, description: r.description, private: r.private, default_branch: r.default_branch, url: r.html_url };
   },
 };
