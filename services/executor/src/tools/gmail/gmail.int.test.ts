@@ -43,7 +43,10 @@ describe('gmail: create_draft, reply_to_email, search_email with dates', () => {
     it('create_draft: drafts.create with the raw RFC 2822 message under `message`; nothing is sent; asks for gmail.compose', async () => {
       const before = google.sent.length;
       const res = await live('create_draft', { to: ['team@acme.com'], subject: 'Q2 offsite', body: 'Agenda to follow' });
-      expect(res).toMatchObject({ outcome: 'complete', output: { id: 'r-1', message_id: 'd1', to: ['team@acme.com'], subject: 'Q2 offsite' } });
+      expect(res).toMatchObject({
+        outcome: 'complete',
+        output: { id: 'r-1', message_id: 'd1', to: ['team@acme.com'], subject: 'Q2 offsite' },
+      });
       expectValid('create_draft', res.output);
       const req = google.requests.find((r) => r.path === '/gmail/v1/users/me/drafts');
       expect(req?.method).toBe('POST');
@@ -69,11 +72,18 @@ describe('gmail: create_draft, reply_to_email, search_email with dates', () => {
 
     it('reply_to_email: reads the original’s headers (format=metadata), then sends in its thread with In-Reply-To, References and "Re: "', async () => {
       const res = await live('reply_to_email', { message_id: 'm1', body: 'Paid today.' });
-      expect(res).toMatchObject({ outcome: 'complete', output: { thread_id: 't1', to: ['alice@example.com'], subject: 'Re: Invoice March' } });
+      expect(res).toMatchObject({
+        outcome: 'complete',
+        output: { thread_id: 't1', to: ['alice@example.com'], subject: 'Re: Invoice March' },
+      });
       expectValid('reply_to_email', res.output);
-      const get = google.requests.find((r) => r.path === '/gmail/v1/users/me/messages/m1' && r.query.getAll('metadataHeaders').includes('Message-ID'));
+      const get = google.requests.find(
+        (r) => r.path === '/gmail/v1/users/me/messages/m1' && r.query.getAll('metadataHeaders').includes('Message-ID'),
+      );
       expect(get?.query.get('format')).toBe('metadata');
-      expect(get?.query.getAll('metadataHeaders')).toEqual(expect.arrayContaining(['Message-ID', 'References', 'Subject', 'From', 'Reply-To', 'To', 'Cc']));
+      expect(get?.query.getAll('metadataHeaders')).toEqual(
+        expect.arrayContaining(['Message-ID', 'References', 'Subject', 'From', 'Reply-To', 'To', 'Cc']),
+      );
       const send = google.sent.at(-1);
       expect(send?.threadId).toBe('t1');
       const mime = decoded(send?.raw);
@@ -88,7 +98,10 @@ describe('gmail: create_draft, reply_to_email, search_email with dates', () => {
       expect(headersOf(mime).some((l) => l.startsWith('Cc:'))).toBe(false);
       expect(mime.endsWith('\r\n\r\nPaid today.')).toBe(true);
       expect(vault.requests).toHaveLength(1);
-      expect(vault.requests[0]?.scopes).toEqual(['https://www.googleapis.com/auth/gmail.send', 'https://www.googleapis.com/auth/gmail.readonly']);
+      expect(vault.requests[0]?.scopes).toEqual([
+        'https://www.googleapis.com/auth/gmail.send',
+        'https://www.googleapis.com/auth/gmail.readonly',
+      ]);
     });
 
     it('reply_to_email with reply_all: everyone on the message but the user; Reply-To wins over From', async () => {
@@ -128,7 +141,12 @@ describe('gmail: create_draft, reply_to_email, search_email with dates', () => {
       expect(list?.query.get('q')).toBe('after:2025/03/12 before:2025/03/13');
       const both = await live('search_email', { query: 'invoice', before: '2025-03-12' });
       expect(both.output).toMatchObject({ count: 1, items: [{ id: 'm1' }] });
-      expect(google.requests.filter((r) => r.path === '/gmail/v1/users/me/messages').at(-1)?.query.get('q')).toBe('invoice before:2025/03/12');
+      expect(
+        google.requests
+          .filter((r) => r.path === '/gmail/v1/users/me/messages')
+          .at(-1)
+          ?.query.get('q'),
+      ).toBe('invoice before:2025/03/12');
     });
 
     it('search_email with none of query/after/before, or a malformed day, is refused before any call', async () => {
@@ -145,7 +163,12 @@ describe('gmail: create_draft, reply_to_email, search_email with dates', () => {
   describe('sandbox', () => {
     it('a draft is stored, not sent: search does not find it; the same step stores it once', async () => {
       const u = { user_id: 'u_draft' };
-      const step = h.step({ ...u, tool: 'gmail', action: 'create_draft', input: { to: ['team@acme.com'], subject: 'Offsite', body: 'Agenda to follow' } });
+      const step = h.step({
+        ...u,
+        tool: 'gmail',
+        action: 'create_draft',
+        input: { to: ['team@acme.com'], subject: 'Offsite', body: 'Agenda to follow' },
+      });
       const d = await runStep(step, h.deps());
       expect(d.output).toMatchObject({ to: ['team@acme.com'], subject: 'Offsite' });
       expectValid('create_draft', d.output);
@@ -158,15 +181,26 @@ describe('gmail: create_draft, reply_to_email, search_email with dates', () => {
 
     it('a reply lands in the thread of the original, to its sender, with "Re: "; reply_all copies the others', async () => {
       const u = { user_id: 'u_reply' };
-      const sent = await sandbox({ ...u, action: 'send_email', input: { to: ['bob@example.com'], cc: ['carol@example.com'], subject: 'Plan', body: 'v1' } });
+      const sent = await sandbox({
+        ...u,
+        action: 'send_email',
+        input: { to: ['bob@example.com'], cc: ['carol@example.com'], subject: 'Plan', body: 'v1' },
+      });
       const r = await sandbox({ ...u, action: 'reply_to_email', input: { message_id: 'msg_welcome', body: 'Thanks' } });
       expect(r.output).toMatchObject({ thread_id: 'thr_welcome', to: ['sandbox@example.com'], subject: 'Re: Welcome to the sandbox' });
       expectValid('reply_to_email', r.output);
       // Replying to one's own message goes to its recipients.
-      const own = await sandbox({ ...u, action: 'reply_to_email', input: { message_id: sent.output?.['id'], body: 'v2', reply_all: true } });
+      const own = await sandbox({
+        ...u,
+        action: 'reply_to_email',
+        input: { message_id: sent.output?.['id'], body: 'v2', reply_all: true },
+      });
       expect(own.output).toMatchObject({ thread_id: sent.output?.['thread_id'], to: ['bob@example.com'], subject: 'Re: Plan' });
       const thread = await sandbox({ ...u, action: 'search_email', input: { query: 'subject:plan' } });
-      expect((thread.output?.['items'] as { thread_id: string }[]).map((m) => m.thread_id)).toEqual([sent.output?.['thread_id'], sent.output?.['thread_id']]);
+      expect((thread.output?.['items'] as { thread_id: string }[]).map((m) => m.thread_id)).toEqual([
+        sent.output?.['thread_id'],
+        sent.output?.['thread_id'],
+      ]);
       const missing = await sandbox({ ...u, action: 'reply_to_email', input: { message_id: 'msg_nope', body: 'x' } });
       expect(missing).toMatchObject({ outcome: 'failed', error: { code: 'step_failed', message: expect.stringContaining('not found') } });
     });

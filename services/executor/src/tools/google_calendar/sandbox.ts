@@ -27,10 +27,19 @@ export function occurrences(e: Event, min: number, max: number): Event[] {
   };
   const real = (f: Date) =>
     DateTime.fromObject(
-      { year: f.getUTCFullYear(), month: f.getUTCMonth() + 1, day: f.getUTCDate(), hour: f.getUTCHours(), minute: f.getUTCMinutes(), second: f.getUTCSeconds() },
+      {
+        year: f.getUTCFullYear(),
+        month: f.getUTCMonth() + 1,
+        day: f.getUTCDate(),
+        hour: f.getUTCHours(),
+        minute: f.getUTCMinutes(),
+        second: f.getUTCSeconds(),
+      },
       { zone },
     ).toMillis();
-  const rule = rrulestr(lines.join('\n'), { dtstart: floating(start), forceset: true });
+  // DTSTART as a line: rrulestr's dtstart option is ignored once it builds a set (rrule 2.8).
+  const dtstart = DateTime.fromJSDate(floating(start), { zone: 'utc' }).toFormat("yyyyMMdd'T'HHmmss'Z'");
+  const rule = rrulestr([`DTSTART:${dtstart}`, ...lines].join('\n'), { forceset: true });
   // A day of slack on each side covers offsets; the exact overlap is checked on real instants.
   return rule
     .between(new Date(floating(min - duration).getTime() - 86_400_000), new Date(floating(max).getTime() + 86_400_000), true)
