@@ -5,18 +5,25 @@ export interface FakeGoogle extends FakeProvider {
   calendarUrl: string;
   gmailUrl: string;
   events: Map<string, GEvent>;
-  sent: { id: string; raw: string }[];
+  /** messages.send: the raw message and the threadId asked for. */
+  sent: { id: string; raw: string; threadId?: string | undefined }[];
+  /** drafts.create: saved, never sent. */
+  drafts: { id: string; messageId: string; raw: string }[];
 }
 
-interface GEvent {
+export interface GEvent {
   id: string;
   summary: string;
   description?: string;
-  start: { dateTime: string };
-  end: { dateTime: string };
+  start: { dateTime: string; timeZone?: string };
+  end: { dateTime: string; timeZone?: string };
   attendees?: { email: string }[];
+  recurrence?: string[];
   htmlLink: string;
 }
+
+/** The mailbox's owner (users.getProfile) and the only calendar freeBusy knows besides "primary". */
+export const FAKE_GOOGLE_USER = 'me@example.com';
 
 function googleError(code: number, status: string, message: string, reason: string): Reply {
   return { status: code, body: { error: { code, message, status, errors: [{ message, domain: 'global', reason }] } } };
@@ -45,9 +52,12 @@ const INBOX = [
     threadId: 't1',
     from: 'Alice <alice@example.com>',
     to: 'me@example.com',
+    cc: '"Carol, Finance" <carol@example.com>, dave@example.com, ME@example.com',
     subject: 'Invoice March',
     snippet: 'Please find the invoice',
     date: 'Tue, 11 Mar 2025 09:00:00 +0000',
+    messageId: '<CAinvoice-1@mail.example.com>',
+    references: '<CAorder-0@mail.example.com>',
   },
   {
     id: 'm2',
@@ -57,12 +67,27 @@ const INBOX = [
     subject: 'Lunch?',
     snippet: 'Noon at the usual place',
     date: 'Wed, 12 Mar 2025 08:00:00 +0000',
+    messageId: '<CAlunch-2@mail.example.com>',
+    replyTo: 'Bob at home <bob@home.example.org>',
   },
 ];
+
+/** Gmail's after:/before: take YYYY/MM/DD (a day starting at midnight; UTC here); after is inclusive, before exclusive. */
+function inRange(date: string, q: string): boolean {
+  const day = (op: string) => {
+    const d = new RegExp(`\\b${op}:(\\d{4})/(\\d{2})/(\\d{2})\\b`).exec(q);
+    return d ? Date.UTC(Number(d[1]), Number(d[2]) - 1, Number(d[3])) : undefined;
+  };
+  const t = Date.parse(date);
+  const after = day('after');
+  const before = day('before');
+  return (after === undefined || t >= after) && (before === undefined || t < before);
+}
 
 export async function startFakeGoogle(tokens?: Iterable<string>): Promise<FakeGoogle> {
   const events = new Map<string, GEvent>();
   const sent: FakeGoogle['sent'] = [];
+  const drafts: FakeGoogle['drafts'] = [];
   const fake = await startFakeProvider(
     {
       fault,
@@ -71,6 +96,9 @@ export async function startFakeGoogle(tokens?: Iterable<string>): Promise<FakeGo
         if (m) {
           if (req.method === 'POST' && !m[2]) {
             const b = req.body as Omit<GEvent, 'htmlLink'>;
+            // As Google answers a recurring event whose start has no timeZone.
+            if (b.recurrence?.length && !b.start.timeZone)
+              return googleError(400, 'INVALID_ARGUMENT', 'Missing time zone definition for start time.', 'required');
             if (events.has(b.id)) return googleError(409, 'ALREADY_EXISTS', 'The requested identifier already exists.', 'duplicate');
             const e: GEvent = { ...b, htmlLink: `https://calendar.google.com/event?eid=${b.id}` };
             events.set(e.id, e);
@@ -90,10 +118,37 @@ export async function startFakeGoogle(tokens?: Iterable<string>): Promise<FakeGo
             return { status: 200, body: { kind: 'calendar#events', items } };
           }
         }
+        if (req.path === '/calendar/v3/freeBusy' && req.method === 'POST') {
+          const b = req.body as { timeMin: string; timeMax: string; items: { id: string }[] };
+          const min = Date.parse(b.timeMin);
+          const max = Date.parse(b.timeMax);
+          const busy = [...events.values()]
+            .filter((e) => Date.parse(e.end.dateTime) > min && Date.parse(e.start.dateTime) < max)
+            .map((e) => ({ start: new Date(e.start.dateTime).toISOString(), end: new Date(e.end.dateTime).toISOString() }));
+          const calendars = Object.fromEntries(
+            b.items.map(({ id }) => [
+              id,
+              id === 'primary' || id === FAKE_GOOGLE_USER ? { busy } : { errors: [{ domain: 'global', reason: 'notFound' }], busy: [] },
+            ]),
+          );
+          return { status: 200, body: { kind: 'calendar#freeBusy', timeMin: b.timeMin, timeMax: b.timeMax, calendars } };
+        }
+        if (req.path === '/gmail/v1/users/me/profile' && req.method === 'GET') {
+          return { status: 200, body: { emailAddress: FAKE_GOOGLE_USER, messagesTotal: INBOX.length, threadsTotal: 2, historyId: '1' } };
+        }
+        if (req.path === '/gmail/v1/users/me/drafts' && req.method === 'POST') {
+          const raw = (req.body as { message?: { raw?: string } }).message?.raw;
+          if (!raw) return googleError(400, 'INVALID_ARGUMENT', 'Invalid draft', 'invalidArgument');
+          const d = { id: `r-${drafts.length + 1}`, messageId: `d${drafts.length + 1}`, raw };
+          drafts.push(d);
+          return { status: 200, body: { id: d.id, message: { id: d.messageId, threadId: `t-${d.messageId}`, labelIds: ['DRAFT'] } } };
+        }
         if (req.path === '/gmail/v1/users/me/messages/send' && req.method === 'POST') {
           const id = `s${sent.length + 1}`;
-          sent.push({ id, raw: (req.body as { raw: string }).raw });
-          return { status: 200, body: { id, threadId: `t-${id}`, labelIds: ['SENT'] } };
+          const b = req.body as { raw: string; threadId?: string };
+          sent.push({ id, raw: b.raw, threadId: b.threadId });
+          const known = b.threadId && (INBOX.some((x) => x.threadId === b.threadId) || sent.some((x) => `t-${x.id}` === b.threadId));
+          return { status: 200, body: { id, threadId: known ? b.threadId : `t-${id}`, labelIds: ['SENT'] } };
         }
         if (req.path === '/gmail/v1/users/me/messages' && req.method === 'GET') {
           const q = (req.query.get('q') ?? '').toLowerCase();
@@ -104,7 +159,9 @@ export async function startFakeGoogle(tokens?: Iterable<string>): Promise<FakeGo
             .filter(Boolean);
           const hits = INBOX.filter(
             (x) =>
-              (!from || x.from.toLowerCase().includes(from)) && words.every((w) => `${x.subject} ${x.snippet}`.toLowerCase().includes(w)),
+              (!from || x.from.toLowerCase().includes(from)) &&
+              words.every((w) => `${x.subject} ${x.snippet}`.toLowerCase().includes(w)) &&
+              inRange(x.date, q),
           );
           return {
             status: 200,
@@ -115,13 +172,18 @@ export async function startFakeGoogle(tokens?: Iterable<string>): Promise<FakeGo
         if (m && req.method === 'GET') {
           const x = INBOX.find((i) => i.id === m?.[1]);
           if (!x) return googleError(404, 'NOT_FOUND', 'Requested entity was not found.', 'notFound');
-          const wanted = req.query.getAll('metadataHeaders');
+          // Header names as Gmail spells them in the message; metadataHeaders matches them regardless of case.
+          const wanted = req.query.getAll('metadataHeaders').map((n) => n.toLowerCase());
           const headers = [
             { name: 'From', value: x.from },
             { name: 'To', value: x.to },
+            ...(x.cc ? [{ name: 'Cc', value: x.cc }] : []),
+            ...(x.replyTo ? [{ name: 'Reply-To', value: x.replyTo }] : []),
             { name: 'Subject', value: x.subject },
             { name: 'Date', value: x.date },
-          ].filter((h) => wanted.length === 0 || wanted.includes(h.name));
+            { name: 'Message-Id', value: x.messageId },
+            ...(x.references ? [{ name: 'References', value: x.references }] : []),
+          ].filter((h) => wanted.length === 0 || wanted.includes(h.name.toLowerCase()));
           return {
             status: 200,
             body: { id: x.id, threadId: x.threadId, snippet: x.snippet, internalDate: String(Date.parse(x.date)), payload: { headers } },
@@ -132,5 +194,5 @@ export async function startFakeGoogle(tokens?: Iterable<string>): Promise<FakeGo
     },
     tokens,
   );
-  return Object.assign(fake, { calendarUrl: `${fake.url}/calendar/v3`, gmailUrl: `${fake.url}/gmail/v1`, events, sent });
+  return Object.assign(fake, { calendarUrl: `${fake.url}/calendar/v3`, gmailUrl: `${fake.url}/gmail/v1`, events, sent, drafts });
 }

@@ -10,11 +10,17 @@ export const calendarEvent = {
     end: dateTime,
     attendees: { type: 'array', items: str() },
     url: str(),
+    time_zone: str(),
+    recurrence: { type: 'array', items: str() },
   },
   required: ['id', 'summary', 'start', 'end', 'attendees', 'url'],
 } as const;
 
 const calendarId = str({ minLength: 1, maxLength: 200, default: 'primary' });
+/** An IANA zone name (Europe/Berlin, America/Los_Angeles, UTC); the executor checks it with Intl. */
+const timeZone = str({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+)*$' });
+/** RFC 5545 lines as Google takes them (no DTSTART/DTEND): RRULE:FREQ=WEEKLY;BYDAY=MO, EXDATE…, RDATE…. */
+const recurrenceLine = str({ maxLength: 1000, pattern: '^(?:RRULE|EXRULE|RDATE|EXDATE)[:;]' });
 
 export const GOOGLE_CALENDAR_TOOL: ToolDef = {
   name: 'google_calendar',
@@ -60,7 +66,8 @@ export const GOOGLE_CALENDAR_TOOL: ToolDef = {
     },
     {
       name: 'create_event',
-      description: 'Creates an event; `end` defaults to one hour after `start`.',
+      description:
+        'Creates an event; `end` defaults to one hour after `start`. `time_zone` is the zone the event belongs to (a recurrence repeats at the same local time there; default UTC).',
       keywords: ['create', 'schedule', 'book', 'add', 'set', 'plan', 'invite', 'arrange', 'new'],
       input: {
         type: 'object',
@@ -71,6 +78,8 @@ export const GOOGLE_CALENDAR_TOOL: ToolDef = {
           start: dateTime,
           end: dateTime,
           attendees: { type: 'array', items: email, maxItems: 100 },
+          time_zone: timeZone,
+          recurrence: { type: 'array', items: recurrenceLine, minItems: 1, maxItems: 20 },
         },
         required: ['summary', 'start'],
         additionalProperties: false,
@@ -78,6 +87,37 @@ export const GOOGLE_CALENDAR_TOOL: ToolDef = {
       output: calendarEvent,
       scopes: ['https://www.googleapis.com/auth/calendar.events'],
       side_effect: 'write',
+    },
+    {
+      name: 'check_availability',
+      description: 'Tells whether the calendars are free between two instants, with their busy periods (free/busy only, no event details).',
+      keywords: ['free', 'busy', 'available', 'availability'],
+      input: {
+        type: 'object',
+        properties: {
+          time_min: dateTime,
+          time_max: dateTime,
+          calendar_ids: { type: 'array', items: str({ minLength: 1, maxLength: 200 }), minItems: 1, maxItems: 50, default: ['primary'] },
+        },
+        required: ['time_min', 'time_max'],
+        additionalProperties: false,
+      },
+      output: {
+        type: 'object',
+        properties: {
+          free: { type: 'boolean' },
+          busy: {
+            type: 'array',
+            items: { type: 'object', properties: { start: dateTime, end: dateTime }, required: ['start', 'end'] },
+          },
+          time_min: dateTime,
+          time_max: dateTime,
+        },
+        required: ['free', 'busy', 'time_min', 'time_max'],
+      },
+      // freeBusy.query does not accept calendar.events; this one reads availability only, of any calendar the user can see.
+      scopes: ['https://www.googleapis.com/auth/calendar.events.freebusy'],
+      side_effect: 'read',
     },
   ],
 };
