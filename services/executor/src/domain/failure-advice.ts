@@ -233,8 +233,8 @@ export function unavailableAdvice(service: string): string {
 /** A step that overran its time: retry, but look first when it may have acted. */
 export function timeoutAdvice(step: Pick<StepRun, 'tool' | 'action' | 'custom' | 'timeout_ms'>, service: string): string {
   const sideEffect = step.custom ? step.custom.method !== 'GET' : findAction(step.tool, step.action)?.side_effect !== 'read';
-  const check = sideEffect ? `; it may have taken effect, so check ${service} first` : '';
-  return `${capitalise(service)} took longer than ${waitWords(step.timeout_ms)} to answer; retry the task${check}`;
+  const retry = sideEffect ? `it may have taken effect, so check ${service} before retrying the task` : 'retry the task';
+  return `${capitalise(service)} took longer than ${waitWords(step.timeout_ms)} to answer; ${retry}`;
 }
 
 /**
