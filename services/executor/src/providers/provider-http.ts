@@ -232,9 +232,25 @@ export function messageOf(body: unknown): string | undefined {
   const err = b['error'];
   if (err && typeof err === 'object' && typeof (err as Record<string, unknown>)['message'] === 'string')
     return (err as Record<string, string>)['message'];
-  if (typeof b['message'] === 'string') return b['message'];
+  if (typeof b['message'] === 'string') return b['message'] + validationDetail(b['errors']);
   if (typeof err === 'string') return err;
   return undefined;
+}
+
+/**
+ * GitHub's 422 says only "Validation Failed"; what failed is in `errors`:
+ * `[{resource, field, code, message?}]` ("name already exists on this account").
+ */
+function validationDetail(errors: unknown): string {
+  if (!Array.isArray(errors)) return '';
+  const parts = errors.flatMap((e: unknown) => {
+    if (!e || typeof e !== 'object') return typeof e === 'string' ? [e] : [];
+    const o = e as Record<string, unknown>;
+    if (typeof o['message'] === 'string') return [o['message']];
+    if (typeof o['field'] === 'string' && typeof o['code'] === 'string') return [`${o['field']}: ${o['code'].replaceAll('_', ' ')}`];
+    return [];
+  });
+  return parts.length ? ` (${parts.slice(0, 3).join('; ')})` : '';
 }
 
 /** Retry-After in seconds or as an HTTP date. */
