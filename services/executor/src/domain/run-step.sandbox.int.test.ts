@@ -247,6 +247,32 @@ describe('runStep with test keys (sandbox)', () => {
     );
   });
 
+  it('an unknown action, and a custom action’s input that does not fit its registered schema, say what to do', async () => {
+    const unknown = await run({ tool: 'github', action: 'fly_away', input: {} });
+    expect(unknown.error).toMatchObject({
+      code: 'step_failed',
+      suggestion: 'GitHub cannot "fly away" here; ask for something else it can do',
+    });
+    const custom = {
+      base_url: 'https://crm.example.com/api/',
+      method: 'POST' as const,
+      path: '/contacts',
+      input_schema: {
+        type: 'object',
+        properties: { full_name: { type: 'string', description: 'Name of the contact' }, vip: { type: 'boolean' } },
+        required: ['full_name'],
+      },
+      service: null,
+      scopes: [],
+    };
+    const res = await run({ tool: 'acme_crm', action: 'create_contact', input: { vip: true }, custom });
+    expect(res.error).toMatchObject({
+      code: 'step_failed',
+      message: 'invalid input for acme_crm.create_contact: full_name is required',
+      suggestion: 'Give the name of the contact',
+    });
+  });
+
   it('a sandbox "not found" says which issue in which repository, and to check it', async () => {
     const res = await run({
       tool: 'github',

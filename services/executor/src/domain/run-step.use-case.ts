@@ -212,7 +212,7 @@ async function execute(step: StepRun, deps: RunStepDeps, seen: { input?: Record<
         'step_failed',
         `unknown action ${label}`,
         false,
-        `${serviceLabel(step.tool)} cannot do "${step.action.replaceAll('_', ' ')}" here; GET /v1/tools lists what each service can do`,
+        `${toolLabel(step)} cannot "${step.action.replaceAll('_', ' ')}" here; ask for something else it can do`,
       );
     }
     impl = builtIn;
