@@ -201,23 +201,92 @@ describe('runStep with test keys (sandbox)', () => {
     expect(next.output).toMatchObject({ skipped: true });
   });
 
-  it('fails a step whose reference names nothing, naming the reference', async () => {
+  it('fails a step whose reference names nothing, naming the reference, and asks for the value in the request', async () => {
     const task = `task_${Date.now()}bad`;
     await run({ task_id: task, step_index: 0, tool: 'text', action: 'echo', input: { text: 'a' } });
     const res = await run({ task_id: task, step_index: 1, tool: 'text', action: 'echo', input: { text: '{{steps.0.output.nope}}' } });
     expect(res).toMatchObject({
       outcome: 'failed',
-      error: { code: 'step_failed', message: expect.stringContaining('steps.0.output.nope'), recoverable: false },
+      error: {
+        code: 'step_failed',
+        message: expect.stringContaining('steps.0.output.nope'),
+        recoverable: false,
+        suggestion: expect.stringMatching(/^An earlier step's result has no message text to use here; name it in the request instead\./),
+      },
     });
-    const forward = await run({ task_id: task, step_index: 2, tool: 'text', action: 'echo', input: { text: '{{steps.5.output.text}}' } });
+    const forward = await run({
+      task_id: task,
+      step_index: 2,
+      tool: 'github',
+      action: 'comment_on_issue',
+      input: { owner: 'a', repo: 'b', issue_number: '{{steps.5.output.number}}', body: 'x' },
+    });
     expect(forward.error?.message).toMatch(/does not run before step 2/);
+    expect(forward.error?.suggestion).toBe(
+      'An earlier step\'s result has no issue number to use here; name it in the request instead. Give the issue number, e.g. "issue #12"',
+    );
   });
 
-  it('fails with a message naming the field when the input does not fit the schema', async () => {
+  it('fails with a message naming the field when the input does not fit the schema, suggesting it in the user’s words', async () => {
     const res = await run({ tool: 'github', action: 'create_issue', input: { owner: 'acme', title: 'No repo' } });
     expect(res).toMatchObject({
       outcome: 'failed',
-      error: { code: 'step_failed', message: 'invalid input for github.create_issue: repo is required', tool: 'github' },
+      error: {
+        code: 'step_failed',
+        message: 'invalid input for github.create_issue: repo is required',
+        tool: 'github',
+        recoverable: false,
+        suggestion: 'Name the repository as owner/name, e.g. "acme/webapp"',
+      },
+    });
+    const noSubject = await run({ tool: 'gmail', action: 'send_email', input: { to: ['team@acme.com'], body: 'Agenda to follow' } });
+    expect(noSubject.error).toMatchObject({ code: 'step_failed', suggestion: 'Add a subject, e.g. with the subject "Q2 offsite"' });
+    const badAddress = await run({ tool: 'gmail', action: 'send_email', input: { to: ['team'], subject: 's', body: 'b' } });
+    expect(badAddress.error?.suggestion).toBe(
+      '"team" is not an email address. Give the recipient\'s email address, e.g. "to bob@example.com"',
+    );
+  });
+
+  it('an unknown action, and a custom action’s input that does not fit its registered schema, say what to do', async () => {
+    const unknown = await run({ tool: 'github', action: 'fly_away', input: {} });
+    expect(unknown.error).toMatchObject({
+      code: 'step_failed',
+      suggestion: 'GitHub cannot "fly away" here; ask for something else it can do',
+    });
+    const custom = {
+      base_url: 'https://crm.example.com/api/',
+      method: 'POST' as const,
+      path: '/contacts',
+      input_schema: {
+        type: 'object',
+        properties: { full_name: { type: 'string', description: 'Name of the contact' }, vip: { type: 'boolean' } },
+        required: ['full_name'],
+      },
+      service: null,
+      scopes: [],
+    };
+    const res = await run({ tool: 'acme_crm', action: 'create_contact', input: { vip: true }, custom });
+    expect(res.error).toMatchObject({
+      code: 'step_failed',
+      message: 'invalid input for acme_crm.create_contact: full_name is required',
+      suggestion: 'Give the name of the contact',
+    });
+  });
+
+  it('a sandbox "not found" says which issue in which repository, and to check it', async () => {
+    const res = await run({
+      tool: 'github',
+      action: 'comment_on_issue',
+      input: { owner: 'acme', repo: 'nowhere', issue_number: 99, body: 'x' },
+    });
+    expect(res).toMatchObject({
+      outcome: 'failed',
+      error: {
+        code: 'step_failed',
+        recoverable: false,
+        suggestion:
+          'Check that the repository acme/nowhere and issue #99 exist, that their names are spelled right, and that the connected GitHub account can see them',
+      },
     });
   });
 

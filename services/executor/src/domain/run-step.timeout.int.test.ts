@@ -61,7 +61,7 @@ describe('runStep: a step that outlives its timeout', () => {
         message: 'http.fetch did not finish within 600 ms',
         tool: 'http',
         recoverable: true,
-        suggestion: 'Retry the task',
+        suggestion: 'The web server took longer than 1 s to answer; retry the task',
       },
     });
     expect(result?.output).toBeUndefined();

@@ -1,13 +1,15 @@
-import { coerceToSchema, findAction, findReferences, ReferenceError, resolveReferences } from '@tes/catalog';
-import { compile, describeErrors, type StepResult, type StepRun, type TraceStep } from '@tes/contracts';
+import { coerceToSchema, findAction, findReferences, ReferenceError, resolveReferences, serviceOf } from '@tes/catalog';
+import { compile, compileDynamic, describeErrors, type StepResult, type StepRun, type TraceStep } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
 import type { Broker } from '@tes/messaging';
 import type { SandboxRepository } from '../sandbox/sandbox.repository.js';
 import type { StepRunRepository } from '../store/step-run.repository.js';
 import type { StepClaimRepository } from '../store/step-claim.repository.js';
+import { serviceLabel } from '../providers/credentials.js';
 import { checkCustomInput, runCustomAction } from '../tools/custom.tool.js';
 import { actionImpl } from '../tools/registry.js';
 import { AuthorizationRequired, ToolError, TransientError, type ActionImpl, type EngineSettings, type ToolContext } from '../tools/tool.js';
+import { fallbackAdvice, inputAdvice, referenceAdvice, timeoutAdvice } from './failure-advice.js';
 
 export interface RunStepDeps {
   steps: StepRunRepository;
@@ -84,8 +86,10 @@ async function runClaimed(step: StepRun, deps: RunStepDeps): Promise<StepResult>
   let result: StepResult;
   let status: TraceStep['status'] = 'complete';
   let note: string | undefined;
+  // The input as resolved for the run, for naming what a failure concerns.
+  const seen: { input?: Record<string, unknown> } = {};
   try {
-    const output = await execute(step, deps);
+    const output = await execute(step, deps, seen);
     result = { ...base, outcome: 'complete', output, duration_ms: Date.now() - started };
   } catch (err) {
     if (err instanceof AuthorizationRequired) {
@@ -113,16 +117,12 @@ async function runClaimed(step: StepRun, deps: RunStepDeps): Promise<StepResult>
       const e = err instanceof ToolError ? err : new ToolError('step_failed', `step failed: ${(err as Error).message}`, false);
       status = 'failed';
       note = e.message;
+      // Every failure tells the user what to do: a tool's error without advice gets it by its code.
+      const suggestion = e.suggestion ?? fallbackAdvice(e, step, seen.input ?? step.input, toolLabel(step));
       result = {
         ...base,
         outcome: 'failed',
-        error: {
-          code: e.code,
-          message: e.message,
-          tool: step.tool,
-          recoverable: e.recoverable,
-          ...(e.suggestion ? { suggestion: e.suggestion } : {}),
-        },
+        error: { code: e.code, message: e.message, tool: step.tool, recoverable: e.recoverable, suggestion },
         duration_ms: Date.now() - started,
       };
       deps.logger.info('step failed', { task_id: step.task_id, step_index: step.step_index, code: e.code });
@@ -166,13 +166,29 @@ async function resolveInput(step: StepRun, deps: RunStepDeps, schema: object): P
   } catch (err) {
     if (err instanceof ReferenceError) {
       if (err.skip) throw new Skip(`skipped: ${err.message}`);
-      throw new ToolError('step_failed', `invalid reference: ${err.message}`, false);
+      // The first field that does not resolve on its own is the one that failed as a whole.
+      const field = Object.keys(step.input).find((k) => {
+        try {
+          resolveReferences(step.input[k], (i) => outputs.get(i), step.step_index);
+          return false;
+        } catch {
+          return true;
+        }
+      });
+      throw new ToolError('step_failed', `invalid reference: ${err.message}`, false, referenceAdvice(field, schema));
     }
     throw err;
   }
 }
 
-async function execute(step: StepRun, deps: RunStepDeps): Promise<Record<string, unknown>> {
+/** What the user calls the place a step acts on: the service ("GitHub"), else the tool. */
+function toolLabel(step: StepRun): string {
+  if (step.custom) return step.custom.service ? serviceLabel(step.custom.service) : step.tool;
+  if (step.tool === 'http') return 'the web server';
+  return serviceLabel(serviceOf(step.tool) ?? step.tool);
+}
+
+async function execute(step: StepRun, deps: RunStepDeps, seen: { input?: Record<string, unknown> }): Promise<Record<string, unknown>> {
   const label = `${step.tool}.${step.action}`;
   const custom = step.custom;
   let impl: ActionImpl;
@@ -180,20 +196,42 @@ async function execute(step: StepRun, deps: RunStepDeps): Promise<Record<string,
   if (custom) {
     // A custom tool's action: its registered definition travels with the step.
     input = structuredClone(await resolveInput(step, deps, custom.input_schema));
-    checkCustomInput(custom, input, label);
+    seen.input = input;
+    try {
+      checkCustomInput(custom, input, label);
+    } catch (err) {
+      if (!(err instanceof ToolError) || err.suggestion) throw err;
+      throw new ToolError(err.code, err.message, err.recoverable, customInputAdvice(custom.input_schema, input));
+    }
     impl = (i, ctx) => runCustomAction(custom, i, ctx);
   } else {
     const def = findAction(step.tool, step.action);
     const builtIn = actionImpl(step.tool, step.action, step.environment);
-    if (!def || !builtIn) throw new ToolError('step_failed', `unknown action ${label}`, false);
+    if (!def || !builtIn) {
+      throw new ToolError(
+        'step_failed',
+        `unknown action ${label}`,
+        false,
+        `${toolLabel(step)} cannot "${step.action.replaceAll('_', ' ')}" here; ask for something else it can do`,
+      );
+    }
     impl = builtIn;
     input = structuredClone(await resolveInput(step, deps, def.input));
+    seen.input = input;
     const check = compile(def.input);
-    if (!check(input)) throw new ToolError('step_failed', `invalid input for ${label}: ${describeErrors(check.errors, 'input')}`, false);
+    if (!check(input)) {
+      throw new ToolError(
+        'step_failed',
+        `invalid input for ${label}: ${describeErrors(check.errors, 'input')}`,
+        false,
+        inputAdvice(check.errors, input, def.input),
+      );
+    }
   }
   const controller = new AbortController();
   const ctx: ToolContext = {
     step,
+    input,
     signal: controller.signal,
     env: { settings: deps.settings, logger: deps.logger, sandbox: deps.sandbox, broker: deps.broker, correlationId: deps.correlationId },
   };
@@ -202,7 +240,12 @@ async function execute(step: StepRun, deps: RunStepDeps): Promise<Record<string,
     timer = setTimeout(() => {
       controller.abort();
       reject(
-        new ToolError('step_timeout', `${step.tool}.${step.action} did not finish within ${step.timeout_ms} ms`, true, 'Retry the task'),
+        new ToolError(
+          'step_timeout',
+          `${step.tool}.${step.action} did not finish within ${step.timeout_ms} ms`,
+          true,
+          timeoutAdvice(step, toolLabel(step)),
+        ),
       );
     }, step.timeout_ms);
   });
@@ -210,5 +253,16 @@ async function execute(step: StepRun, deps: RunStepDeps): Promise<Record<string,
     return await Promise.race([impl(input, ctx), timeout]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** The advice for a custom action's input that fails its registered schema. */
+function customInputAdvice(schema: object, input: Record<string, unknown>): string {
+  try {
+    const check = compileDynamic(schema);
+    check(input);
+    return inputAdvice(check.errors, input, schema);
+  } catch {
+    return 'Register the tool again with an input schema that compiles';
   }
 }

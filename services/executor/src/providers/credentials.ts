@@ -1,4 +1,5 @@
 import { compile, credentialReplySchema, type CredentialReply } from '@tes/contracts';
+import { reconnectAdvice } from '../domain/failure-advice.js';
 import { AuthorizationRequired, ToolError, TransientError, type ToolContext } from '../tools/tool.js';
 
 const checkReply = compile<CredentialReply>(credentialReplySchema);
@@ -9,7 +10,7 @@ const checkReply = compile<CredentialReply>(credentialReplySchema);
  *   ok                      → the token
  *   authorization_required  → needs_authorization (the task waits for consent; nothing is recorded)
  *   expired                 → failed auth_token_expired (recoverable: re-authorize)
- *   error                   → failed invalid_credentials
+ *   error                   → failed invalid_credentials (not recoverable by the user: the client is misconfigured)
  * No answer in time is our own fault, not the step's: TransientError, the step is retried.
  */
 export async function accessToken(ctx: ToolContext, service: string, scopes: readonly string[], forceRefresh = false): Promise<string> {
@@ -19,7 +20,7 @@ export async function accessToken(ctx: ToolContext, service: string, scopes: rea
       'step_failed',
       `user_id is required: ${step.tool}.${step.action} acts on a user's ${service} account`,
       false,
-      'Create the task with a user_id',
+      `Create the task with the user_id of the person whose ${serviceLabel(service)} account it should use`,
     );
   }
   if (!env.broker) throw new TransientError('no broker to reach the credential vault');
@@ -47,10 +48,16 @@ export async function accessToken(ctx: ToolContext, service: string, scopes: rea
   switch (reply.status) {
     case 'ok':
       if (reply.access_token) return reply.access_token;
-      throw new ToolError('invalid_credentials', `The credential vault returned no ${label} token`, false);
+      // A connection without a token: connecting again gives it one.
+      throw new ToolError('invalid_credentials', `The credential vault returned no ${label} token`, true, reconnectAdvice(label));
     case 'authorization_required':
       if (!reply.auth_url)
-        throw new ToolError('invalid_credentials', `${label} needs authorization but no authorization URL was given`, false);
+        throw new ToolError(
+          'invalid_credentials',
+          `${label} needs authorization but no authorization URL was given`,
+          true,
+          reconnectAdvice(label),
+        );
       throw new AuthorizationRequired({
         reason: 'oauth_consent_required',
         service,
@@ -62,14 +69,14 @@ export async function accessToken(ctx: ToolContext, service: string, scopes: rea
         'auth_token_expired',
         reply.message ?? `The ${label} authorization expired and could not be refreshed`,
         true,
-        `Ask the user to re-authorize ${label}${reply.auth_url ? ` at ${reply.auth_url}` : ''}, then retry the task`,
+        reconnectAdvice(label, undefined, reply.auth_url),
       );
     default:
       throw new ToolError(
         'invalid_credentials',
         reply.message ?? `The credentials for ${label} are invalid`,
         false,
-        `Check the ${label} OAuth client configuration`,
+        `Check the ${label} OAuth client (id, secret, redirect URL) configured for the service, then retry the task`,
       );
   }
 }

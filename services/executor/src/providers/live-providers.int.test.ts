@@ -160,6 +160,7 @@ describe('runStep with live keys against fake providers', () => {
       const res = await live({ tool: 'github', action: 'list_issues', input: { owner: 'down', repo: 'x' } });
       expect(res).toMatchObject({ outcome: 'failed', error: { code: 'service_unavailable', tool: 'github', recoverable: true } });
       expect(res.error?.message).toBe('GitHub answered HTTP 503 after 3 attempts');
+      expect(res.error?.suggestion).toBe('GitHub is not answering right now; retry the task in a few minutes');
       expect(github.requests.length - before).toBe(3);
     });
 
@@ -191,6 +192,7 @@ describe('runStep with live keys against fake providers', () => {
       const res = await live({ tool: 'google_calendar', action: 'list_events', input: {} });
       expect(res).toMatchObject({ outcome: 'failed', error: { code: 'rate_limited', tool: 'google_calendar', recoverable: true } });
       expect(res.error?.message).toMatch(/Google Calendar rate limit exceeded \(HTTP 429, 3 attempts/);
+      expect(res.error?.suggestion).toBe('Google Calendar limits how many requests it accepts; retry the task after 1 s');
     });
 
     it('a Retry-After longer than allowed fails at once with rate_limited; GitHub’s 403 rate limit counts as one', async () => {
@@ -199,7 +201,12 @@ describe('runStep with live keys against fake providers', () => {
       const res = await live({ tool: 'github', action: 'get_repository', input: { owner: 'a', repo: 'b' } });
       expect(res).toMatchObject({
         outcome: 'failed',
-        error: { code: 'rate_limited', message: expect.stringContaining('retry after 120 s') },
+        error: {
+          code: 'rate_limited',
+          message: expect.stringContaining('retry after 120 s'),
+          recoverable: true,
+          suggestion: 'GitHub limits how many requests it accepts; retry the task after 2 minutes',
+        },
       });
       expect(Date.now() - t).toBeLessThan(2000);
     });
@@ -221,7 +228,7 @@ describe('runStep with live keys against fake providers', () => {
           code: 'auth_token_expired',
           tool: 'notion',
           recoverable: true,
-          suggestion: expect.stringContaining('re-authorize Notion'),
+          suggestion: 'Reconnect Notion for the user (re-authorize it), then retry the task',
         },
       });
       expect(vault.requests.map((r) => r.force_refresh ?? false)).toEqual([false, true]);
@@ -263,7 +270,51 @@ describe('runStep with live keys against fake providers', () => {
       fake.fail({ kind: 'client_rejected' }, 1);
       const res = await live({ tool, action, input: { ...input } });
       expect(res).toMatchObject({ outcome: 'failed', error: { code: 'invalid_credentials', tool, recoverable: false } });
+      expect(res.error?.suggestion).toMatch(/^Check the (GitHub|Slack|Google Calendar|Notion) OAuth client id and secret/);
       expect(vault.requests).toHaveLength(1);
+    });
+  });
+
+  describe('what a failure tells the user to do', () => {
+    it('GitHub 404: names the repository and the issue, to check them and that the account can see them', async () => {
+      const res = await live({
+        tool: 'github',
+        action: 'comment_on_issue',
+        input: { owner: 'acme', repo: 'missing', issue_number: 7, body: 'hi' },
+      });
+      expect(res).toMatchObject({
+        outcome: 'failed',
+        error: {
+          code: 'step_failed',
+          tool: 'github',
+          recoverable: false,
+          message: 'GitHub: not found (Not Found)',
+          suggestion:
+            'Check that the repository acme/missing and issue #7 exist, that their names are spelled right, and that the connected GitHub account can see them',
+        },
+      });
+    });
+
+    it('Slack channel_not_found names the channel', async () => {
+      const res = await live({ tool: 'slack', action: 'post_message', input: { channel: 'no-such-channel', text: 'hi' } });
+      expect(res.error).toMatchObject({
+        code: 'step_failed',
+        message: 'Slack: not found (channel_not_found)',
+        suggestion:
+          'Check that the channel #no-such-channel exists, that its name is spelled right, and that the connected Slack account can see it',
+      });
+    });
+
+    it('Notion 404 (object_not_found) names the database and says the integration needs access to it', async () => {
+      // A base URL under which the fake knows no route: its every answer is Notion's 404.
+      const res = await live(
+        { tool: 'notion', action: 'query_database', input: { database_id: 'db-gone' } },
+        { providerUrls: { ...settings.providerUrls!, notion: `${notion.url}/nowhere` } },
+      );
+      expect(res.error).toMatchObject({ code: 'step_failed', message: 'Notion: not found (Could not find the object.)' });
+      expect(res.error?.suggestion).toMatch(
+        /^Check that the Notion database "db-gone" exists, .* connected Notion account can see it \(Notion needs access to the page or database \(share it with the integration/,
+      );
     });
   });
 
@@ -309,14 +360,19 @@ describe('runStep with live keys against fake providers', () => {
           code: 'auth_token_expired',
           message: 'The GitHub refresh token was revoked',
           recoverable: true,
-          suggestion: expect.any(String),
+          suggestion: 'Reconnect GitHub for the user (re-authorize it), then retry the task',
         },
       });
       vault.answer = () => ({ status: 'error', message: 'no OAuth provider is configured for github' });
       const error = await live({ tool: 'github', action: 'get_repository', input: { owner: 'a', repo: 'b' } });
       expect(error).toMatchObject({
         outcome: 'failed',
-        error: { code: 'invalid_credentials', message: 'no OAuth provider is configured for github', recoverable: false },
+        error: {
+          code: 'invalid_credentials',
+          message: 'no OAuth provider is configured for github',
+          recoverable: false,
+          suggestion: expect.stringContaining('Check the GitHub OAuth client'),
+        },
       });
     });
 
@@ -324,7 +380,11 @@ describe('runStep with live keys against fake providers', () => {
       const res = await live({ tool: 'github', action: 'get_repository', user_id: null, input: { owner: 'a', repo: 'b' } });
       expect(res).toMatchObject({
         outcome: 'failed',
-        error: { code: 'step_failed', message: expect.stringContaining('user_id is required') },
+        error: {
+          code: 'step_failed',
+          message: expect.stringContaining('user_id is required'),
+          suggestion: 'Create the task with the user_id of the person whose GitHub account it should use',
+        },
       });
     });
 

@@ -3,6 +3,7 @@ import type { Agent as HttpsAgent } from 'node:https';
 import type { AxiosResponse, Method } from 'axios';
 import { lazyAxios } from '../tools/lazy-axios.js';
 import { ToolError, type ToolContext } from '../tools/tool.js';
+import { notFoundAdvice, rateLimitAdvice, reconnectAdvice, rejectedAdvice, unavailableAdvice } from '../domain/failure-advice.js';
 import { accessToken, serviceLabel } from './credentials.js';
 
 /** How one provider answer is to be understood. */
@@ -53,6 +54,8 @@ const stepTokens = new WeakMap<ToolContext, Map<string, string>>();
  *   401              → one forced refresh through the vault, one more try, then auth_token_expired
  *   403 scope        → permission_denied (recoverable: re-authorize with the scopes)
  *   client rejected  → invalid_credentials
+ *   404              → step_failed, suggesting to check what the step names (failure-advice.ts)
+ *   409 / other 4xx  → step_failed (a conflict is recoverable, a rejected request is not)
  */
 export async function callProvider<T = unknown>(
   ctx: ToolContext,
@@ -119,7 +122,7 @@ export async function callProvider<T = unknown>(
             'service_unavailable',
             `${label} answered ${lastProblem} after ${failures} attempts`,
             true,
-            `${label} is having problems; retry the task later`,
+            unavailableAdvice(label),
           );
         }
         await sleep(backoff(s, failures), ctx.signal);
@@ -134,7 +137,7 @@ export async function callProvider<T = unknown>(
             'rate_limited',
             `${label} rate limit exceeded (HTTP ${res?.status ?? 429}, ${limited} attempts${after})`,
             true,
-            'Retry the task after a while',
+            rateLimitAdvice(label, verdict.retryAfterMs),
           );
         }
         await sleep(wait, ctx.signal);
@@ -154,7 +157,7 @@ export async function callProvider<T = unknown>(
             'auth_token_expired',
             `${label} rejected the access token, also after a refresh`,
             true,
-            `Ask the user to re-authorize ${label}, then retry the task`,
+            reconnectAdvice(label),
           );
         }
         refreshed = true;
@@ -167,7 +170,7 @@ export async function callProvider<T = unknown>(
           'permission_denied',
           `${label} refused ${ctx.step.tool}.${ctx.step.action}: insufficient permissions${verdict.detail ? ` (${verdict.detail})` : ''}; needs ${needs}`,
           true,
-          `Ask the user to re-authorize ${label} granting ${needs}`,
+          reconnectAdvice(label, needs),
         );
       }
       case 'client_rejected':
@@ -178,13 +181,29 @@ export async function callProvider<T = unknown>(
           `Check the ${label} OAuth client id and secret`,
         );
       case 'not_found':
-        throw new ToolError('step_failed', `${label}: not found${verdict.detail ? ` (${verdict.detail})` : ''}`, false);
-      case 'conflict':
-      case 'rejected':
         throw new ToolError(
           'step_failed',
-          `${label} rejected the request (HTTP ${res?.status ?? '?'})${'detail' in verdict && verdict.detail ? `: ${verdict.detail}` : ''}`,
+          `${label}: not found${verdict.detail ? ` (${verdict.detail})` : ''}`,
           false,
+          notFoundAdvice(ctx.step, ctx.input ?? ctx.step.input, label, req.accessHint),
+        );
+      case 'conflict': {
+        // The state changed under us (or the thing exists already): retrying after a look can succeed.
+        const detail = res ? messageOf(res.data) : undefined;
+        throw new ToolError(
+          'step_failed',
+          `${label} rejected the request (HTTP ${res?.status ?? '?'})${detail ? `: ${detail}` : ''}`,
+          true,
+          rejectedAdvice(ctx.step, ctx.input ?? ctx.step.input, label, true),
+        );
+      }
+      case 'rejected':
+        // The same request would be refused again: the request has to change.
+        throw new ToolError(
+          'step_failed',
+          `${label} rejected the request (HTTP ${res?.status ?? '?'})${verdict.detail ? `: ${verdict.detail}` : ''}`,
+          false,
+          rejectedAdvice(ctx.step, ctx.input ?? ctx.step.input, label, false, verdict.detail),
         );
     }
   }
@@ -213,9 +232,25 @@ export function messageOf(body: unknown): string | undefined {
   const err = b['error'];
   if (err && typeof err === 'object' && typeof (err as Record<string, unknown>)['message'] === 'string')
     return (err as Record<string, string>)['message'];
-  if (typeof b['message'] === 'string') return b['message'];
+  if (typeof b['message'] === 'string') return b['message'] + validationDetail(b['errors']);
   if (typeof err === 'string') return err;
   return undefined;
+}
+
+/**
+ * GitHub's 422 says only "Validation Failed"; what failed is in `errors`:
+ * `[{resource, field, code, message?}]` ("name already exists on this account").
+ */
+function validationDetail(errors: unknown): string {
+  if (!Array.isArray(errors)) return '';
+  const parts = errors.flatMap((e: unknown) => {
+    if (!e || typeof e !== 'object') return typeof e === 'string' ? [e] : [];
+    const o = e as Record<string, unknown>;
+    if (typeof o['message'] === 'string') return [o['message']];
+    if (typeof o['field'] === 'string' && typeof o['code'] === 'string') return [`${o['field']}: ${o['code'].replaceAll('_', ' ')}`];
+    return [];
+  });
+  return parts.length ? ` (${parts.slice(0, 3).join('; ')})` : '';
 }
 
 /** Retry-After in seconds or as an HTTP date. */

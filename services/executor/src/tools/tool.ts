@@ -61,6 +61,8 @@ export interface ToolEnv {
 
 export interface ToolContext {
   step: StepRun;
+  /** The step's input with its references resolved, as the action receives it (for failure advice). */
+  input?: Record<string, unknown>;
   signal: AbortSignal;
   env: ToolEnv;
 }
