@@ -24,12 +24,21 @@ export function checkPlan(prompt: string, steps: readonly WorkflowStep[], tools:
     const def = findAction(step.tool, step.action, tools);
     if (!def) return refuse('no_matching_tool', `${where} is not an action of the catalog`, 'Ask for something the catalog offers');
     for (const r of findReferences(step.input)) {
-      if (r.step >= i) return refuse('unsupported_request', `${where} refers to step ${r.step}, which does not run before it`, 'Say the steps in the order they must run');
+      if (r.step >= i)
+        return refuse(
+          'unsupported_request',
+          `${where} refers to step ${r.step}, which does not run before it`,
+          'Say the steps in the order they must run',
+        );
     }
     const { schema, input } = withoutReferencedFields(def.input, step.input);
     const check = schema === def.input ? compile(schema) : compileDynamic(schema);
     if (!check(structuredClone(input))) {
-      return refuse('missing_input', `${where}: ${describeErrors(check.errors, 'input')}`, 'Say the missing or invalid value in the prompt');
+      return refuse(
+        'missing_input',
+        `${where}: ${describeErrors(check.errors, 'input')}`,
+        'Say the missing or invalid value in the prompt',
+      );
     }
     if (def.side_effect === 'read') continue;
     const tool = tools.find((t) => t.name === step.tool);
@@ -39,7 +48,9 @@ export function checkPlan(prompt: string, steps: readonly WorkflowStep[], tools:
       const kinds = entityKinds(clause, prepared.entities);
       const quote = /⟦\d+⟧/.test(clause.raw);
       const has = (t: string) => hasTerm(clause, kinds, t, quote);
-      const verb = hints.verbs.some((v) => !forbidden.has(v) && has(v)) || (hints.phrases?.some((p) => ` ${clause.phrase} `.includes(` ${p} `)) ?? false);
+      const verb =
+        hints.verbs.some((v) => !forbidden.has(v) && has(v)) ||
+        (hints.phrases?.some((p) => ` ${clause.phrase} `.includes(` ${p} `)) ?? false);
       return verb && hints.objects.some(has) && !(hints.not ?? []).some(has);
     });
     if (!asked)
@@ -50,7 +61,11 @@ export function checkPlan(prompt: string, steps: readonly WorkflowStep[], tools:
       );
     const fingerprint = JSON.stringify([step.tool, step.action, step.input]);
     if (seen.has(fingerprint) && !repeats)
-      return refuse('unsupported_request', `${where} repeats an earlier step that the request asks for once`, 'Ask once for each thing to do');
+      return refuse(
+        'unsupported_request',
+        `${where} repeats an earlier step that the request asks for once`,
+        'Ask once for each thing to do',
+      );
     seen.add(fingerprint);
   }
   return undefined;

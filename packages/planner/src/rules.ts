@@ -43,17 +43,156 @@ function catalogOf(tools: readonly ToolDef[]): ToolEntry[] {
 
 /** Verbs that ask for something even when no catalog action matches: such a clause is refused, never dropped. */
 const ACTION_WORDS = new Set([
-  'delete', 'remove', 'archive', 'assign', 'move', 'rename', 'upload', 'download', 'buy', 'order', 'cancel', 'reschedule', 'update', 'edit',
-  'change', 'set', 'mute', 'pin', 'star', 'react', 'like', 'follow', 'approve', 'reject', 'call', 'print', 'export', 'import', 'backup',
-  'deploy', 'run', 'restart', 'kick', 'ban', 'unsubscribe', 'subscribe', 'block', 'share', 'create', 'send', 'post', 'add', 'close', 'open',
-  'list', 'show', 'find', 'search', 'get', 'fetch', 'read', 'check', 'schedule', 'book', 'invite', 'email', 'mail', 'message', 'tell', 'reply',
-  'comment', 'merge', 'draft', 'write', 'make', 'notify', 'ping', 'dm', 'label', 'tag', 'forward', 'append', 'save', 'give', 'look', 'remind',
-  'let', 'ask', 'transfer', 'pay', 'publish', 'tweet', 'drop', 'clear', 'empty', 'disable', 'enable', 'install', 'uninstall', 'lock', 'unlock',
-  'reset', 'revert', 'rollback', 'ship', 'release', 'tag', 'fork', 'clone', 'push', 'pull', 'sync', 'copy', 'convert', 'generate', 'compute',
-  'calculate', 'echo', 'uppercase', 'lowercase', 'count', 'join', 'reopen', 'query', 'describe', 'announce', 'broadcast', 'submit', 'trigger',
+  'delete',
+  'remove',
+  'archive',
+  'assign',
+  'move',
+  'rename',
+  'upload',
+  'download',
+  'buy',
+  'order',
+  'cancel',
+  'reschedule',
+  'update',
+  'edit',
+  'change',
+  'set',
+  'mute',
+  'pin',
+  'star',
+  'react',
+  'like',
+  'follow',
+  'approve',
+  'reject',
+  'call',
+  'print',
+  'export',
+  'import',
+  'backup',
+  'deploy',
+  'run',
+  'restart',
+  'kick',
+  'ban',
+  'unsubscribe',
+  'subscribe',
+  'block',
+  'share',
+  'create',
+  'send',
+  'post',
+  'add',
+  'close',
+  'open',
+  'list',
+  'show',
+  'find',
+  'search',
+  'get',
+  'fetch',
+  'read',
+  'check',
+  'schedule',
+  'book',
+  'invite',
+  'email',
+  'mail',
+  'message',
+  'tell',
+  'reply',
+  'comment',
+  'merge',
+  'draft',
+  'write',
+  'make',
+  'notify',
+  'ping',
+  'dm',
+  'label',
+  'tag',
+  'forward',
+  'append',
+  'save',
+  'give',
+  'look',
+  'remind',
+  'let',
+  'ask',
+  'transfer',
+  'pay',
+  'publish',
+  'tweet',
+  'drop',
+  'clear',
+  'empty',
+  'disable',
+  'enable',
+  'install',
+  'uninstall',
+  'lock',
+  'unlock',
+  'reset',
+  'revert',
+  'rollback',
+  'ship',
+  'release',
+  'tag',
+  'fork',
+  'clone',
+  'push',
+  'pull',
+  'sync',
+  'copy',
+  'convert',
+  'generate',
+  'compute',
+  'calculate',
+  'echo',
+  'uppercase',
+  'lowercase',
+  'count',
+  'join',
+  'reopen',
+  'query',
+  'describe',
+  'announce',
+  'broadcast',
+  'submit',
+  'trigger',
 ]);
 
-const POLITE = new Set(['please', 'can', 'could', 'would', 'you', 'kindly', 'hey', 'hi', 'hello', 'i', 'need', 'want', 'like', "i'd", 'id', 'to', 'go', 'ahead', 'and', 'also', 'just', 'quickly', 'now', 'then', 'ok', 'okay', 'so']);
+const POLITE = new Set([
+  'please',
+  'can',
+  'could',
+  'would',
+  'you',
+  'kindly',
+  'hey',
+  'hi',
+  'hello',
+  'i',
+  'need',
+  'want',
+  'like',
+  "i'd",
+  'id',
+  'to',
+  'go',
+  'ahead',
+  'and',
+  'also',
+  'just',
+  'quickly',
+  'now',
+  'then',
+  'ok',
+  'okay',
+  'so',
+]);
 
 function leadingVerb(clause: Clause): string | undefined {
   return clause.words.find((w) => !POLITE.has(w));
@@ -82,7 +221,10 @@ export function planWithRules(prompt: string, options: RulesOptions = {}): PlanO
     steps: [],
     usedQuotes: new Set(),
   };
-  const allCanon = prepared.segments.flat().map((c) => c.canon).join(' . ');
+  const allCanon = prepared.segments
+    .flat()
+    .map((c) => c.canon)
+    .join(' . ');
   const forbidden = forbiddenVerbs(allCanon, prompt);
   const missing: { step: number; tool: string; action: string; field: string }[] = [];
   const asked = new Set<string>();
@@ -130,13 +272,21 @@ function planClause(
 ): Refusal | undefined {
   const loop = numberLoop(clause);
   const hasQuote = /⟦\d+⟧/.test(clause.raw) || loop !== undefined;
-  const intents = rankIntents(loop ? { ...clause, words: [...clause.words, 'it'] } : clause, prepared.entities, catalog, hasQuote, forbidden);
+  const intents = rankIntents(
+    loop ? { ...clause, words: [...clause.words, 'it'] } : clause,
+    prepared.entities,
+    catalog,
+    hasQuote,
+    forbidden,
+  );
   if (intents.length === 0) {
     if (isChatter(clause, catalog)) return undefined;
     const verb = leadingVerb(clause);
     const said = unmaskRaw(clause, prepared);
     if (verb && forbidden.has(verb)) return undefined;
-    return noMatch(`"${said}" is not an action the service can plan${verb && ACTION_WORDS.has(verb) ? ` (nothing in the catalog can ${verb} that)` : ''}`);
+    return noMatch(
+      `"${said}" is not an action the service can plan${verb && ACTION_WORDS.has(verb) ? ` (nothing in the catalog can ${verb} that)` : ''}`,
+    );
   }
   const best = intents[0] as Intent;
   const rivals = intents.filter((i) => i.score === best.score && (i.action.name !== best.action.name || i.tool.name !== best.tool.name));
@@ -239,7 +389,8 @@ function planSource(
     const filled = fillInput(entry.tool, action, slots, add);
     const index = add({ tool: toolName, action: actionName, input: filled.input });
     const noun = source.test.exec(canon)?.[0];
-    if (noun && !noun.includes('⟦') && !noun.includes('⟨')) state.topic ??= `${noun.charAt(0).toUpperCase()}${noun.slice(1)}${state.repo ? ` of ${state.repo}` : ''}`;
+    if (noun && !noun.includes('⟦') && !noun.includes('⟨'))
+      state.topic ??= `${noun.charAt(0).toUpperCase()}${noun.slice(1)}${state.repo ? ` of ${state.repo}` : ''}`;
     for (const field of filled.missing) missing.push({ step: index, tool: toolName, action: actionName, field });
     return;
   }

@@ -100,7 +100,10 @@ function labels(s: Slots): string[] | undefined {
     }
   }
   if (quoted.length > 0) return quoted;
-  const bare = /\b(?:labels?|labell?ed|tag(?:ged)?|(?:mark|label|tag)\s+(?:it|them|#?\S+)\s+as|as)\s+(?:a\s+|an\s+)?([\p{L}\p{N}_-]+(?:\s*(?:,|and)\s*[\p{L}\p{N}_-]+)*)/iu.exec(s.clause.raw.replace(/⟨\d+⟩/g, ' '));
+  const bare =
+    /\b(?:labels?|labell?ed|tag(?:ged)?|(?:mark|label|tag)\s+(?:it|them|#?\S+)\s+as|as)\s+(?:a\s+|an\s+)?([\p{L}\p{N}_-]+(?:\s*(?:,|and)\s*[\p{L}\p{N}_-]+)*)/iu.exec(
+      s.clause.raw.replace(/⟨\d+⟩/g, ' '),
+    );
   if (!bare?.[1]) return undefined;
   const words = bare[1].split(/\s*(?:,|\band\b)\s*/).filter((w) => w && !/^(?:to|on|in|the|it|them|issue|bug)$/i.test(w));
   return words.length > 0 ? words : undefined;
@@ -123,14 +126,18 @@ function emails(s: Slots): { to: string[]; cc: string[] } {
 function person(s: Slots): string | undefined {
   const user = entitiesOf(s, 'user')[0] ?? entitiesOf(s, 'email')[0];
   if (user) return user.kind === 'user' ? `@${user.value}` : user.value;
-  const m = /\b(?:dm|message|ping|tell|text|to|with|envoie\s+à|à|an|a)\s+([\p{Lu}][\p{L}'-]+(?:\s+[\p{Lu}][\p{L}'-]+)?)/u.exec(s.clause.raw.replace(/^\S+\s+/, (w) => w.toLowerCase()));
+  const m = /\b(?:dm|message|ping|tell|text|to|with|envoie\s+à|à|an|a)\s+([\p{Lu}][\p{L}'-]+(?:\s+[\p{Lu}][\p{L}'-]+)?)/u.exec(
+    s.clause.raw.replace(/^\S+\s+/, (w) => w.toLowerCase()),
+  );
   return m?.[1];
 }
 
 function channelName(s: Slots): string | undefined {
   const ch = entitiesOf(s, 'channel')[0]?.value;
   if (ch) return ch;
-  const m = /\b(?:the\s+)?([\p{L}\p{N}_-]+)\s+(?:slack\s+)?channel\b|\bchannel\s+(?:called\s+|named\s+)?([\p{Ll}\p{N}_-]+)/iu.exec(s.clause.raw.replace(QUOTE, ' '));
+  const m = /\b(?:the\s+)?([\p{L}\p{N}_-]+)\s+(?:slack\s+)?channel\b|\bchannel\s+(?:called\s+|named\s+)?([\p{Ll}\p{N}_-]+)/iu.exec(
+    s.clause.raw.replace(QUOTE, ' '),
+  );
   const name = (m?.[1] ?? m?.[2])?.toLowerCase();
   if (name && !/^(?:the|a|this|that|slack|same|new|private|public|my|our|which|what|each|every|to|in|on)$/.test(name)) return name;
   return undefined;
@@ -142,7 +149,8 @@ function lookup(s: Slots, add: Add, kind: 'page' | 'database'): string | undefin
   const title = takeQuote(s, ['title', 'colon', 'quoted']);
   if (!title) {
     const prev = previousData(s.state);
-    if (prev && pointsBack(s.clause) && /^notion\.(?:create_page|get_page)$/.test(`${prev.step.tool}.${prev.step.action}`)) return ref(prev.index, 'id');
+    if (prev && pointsBack(s.clause) && /^notion\.(?:create_page|get_page)$/.test(`${prev.step.tool}.${prev.step.action}`))
+      return ref(prev.index, 'id');
     return undefined;
   }
   s.state.topic ??= title;
@@ -195,9 +203,17 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
     if (/\bsquash/.test(s.clause.canon)) put('merge_method', 'squash');
     else if (/\brebase/.test(s.clause.canon)) put('merge_method', 'rebase');
   },
-  'github.search_repositories': (s, put) => put('query', takeQuote(s, ['title', 'quoted', 'colon']) ?? aboutText(s, /\b(?:about|for|matching|related to|on|with|named|called)\s+(.+)$/i)),
+  'github.search_repositories': (s, put) =>
+    put(
+      'query',
+      takeQuote(s, ['title', 'quoted', 'colon']) ?? aboutText(s, /\b(?:about|for|matching|related to|on|with|named|called)\s+(.+)$/i),
+    ),
   'github.create_repository': (s, put) => {
-    const named = takeQuote(s, ['title', 'quoted']) ?? /\b(?:repo(?:sitory)?|dépôt|repositorio)\s+(?:called\s+|named\s+)?([A-Za-z0-9_.-]{1,100})\b/i.exec(s.clause.raw.replace(QUOTE, ' '))?.[1];
+    const named =
+      takeQuote(s, ['title', 'quoted']) ??
+      /\b(?:repo(?:sitory)?|dépôt|repositorio)\s+(?:called\s+|named\s+)?([A-Za-z0-9_.-]{1,100})\b/i.exec(
+        s.clause.raw.replace(QUOTE, ' '),
+      )?.[1];
     const repoEntity = entitiesOf(s, 'repo')[0]?.value;
     if (repoEntity) {
       const [org, name] = repoEntity.split('/');
@@ -213,7 +229,10 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
     const channel = channelName(s) ?? s.state.channel;
     put('channel', channel);
     if (channel) s.state.channel = channel;
-    put('text', textOrBack(s, ['body', 'colon'], ['post', 'send', 'say', 'tell', 'notify', 'announce', 'share', 'write', 'ping', 'message']));
+    put(
+      'text',
+      textOrBack(s, ['body', 'colon'], ['post', 'send', 'say', 'tell', 'notify', 'announce', 'share', 'write', 'ping', 'message']),
+    );
   },
   'slack.send_direct_message': (s, put) => {
     put('user', person(s));
@@ -221,7 +240,10 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
   },
   'slack.list_channels': () => undefined,
   'slack.create_channel': (s, put) => {
-    const name = entitiesOf(s, 'channel')[0]?.value ?? takeQuote(s, ['title', 'quoted']) ?? /\bchannel\s+(?:called\s+|named\s+)?([\p{Ll}\p{N}_-]+)/iu.exec(s.clause.raw.replace(QUOTE, ' '))?.[1];
+    const name =
+      entitiesOf(s, 'channel')[0]?.value ??
+      takeQuote(s, ['title', 'quoted']) ??
+      /\bchannel\s+(?:called\s+|named\s+)?([\p{Ll}\p{N}_-]+)/iu.exec(s.clause.raw.replace(QUOTE, ' '))?.[1];
     if (name && !/^(?:for|called|named|in|on|with|the)$/i.test(name)) put('name', name.toLowerCase().replace(/\s+/g, '-'));
     if (/\bprivate\b/.test(s.clause.canon)) put('is_private', true);
   },
@@ -269,8 +291,11 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
     const quoted = takeQuote(s, ['quoted', 'title']);
     if (quoted) parts.push(/\s/.test(quoted) ? `"${quoted}"` : quoted);
     else {
-      const about = /\b(?:about|regarding|re|mentioning|containing|with the word|on the topic of|concerning)\s+([\p{L}\p{N} _-]{2,40}?)(?=\s+(?:from|to|since|in|on|this|last|today|yesterday|before|after)\b|[,.?!]|$)/iu.exec(s.clause.raw.replace(/⟨\d+⟩/g, ' '));
-      if (about?.[1]) parts.push(about[1].trim());
+      const about =
+        /\b(?:about|regarding|re|mentioning|containing|with the word|on the topic of|concerning)\s+([\p{L}\p{N} _-]{2,40}?)(?=\s+(?:from|to|since|in|on|this|last|today|yesterday|before|after)\b|[,.?!]|$)/iu.exec(
+          s.clause.raw.replace(/⟨\d+⟩/g, ' '),
+        );
+      if (about?.[1]) parts.push(about[1].trim().replace(/^(?:the|a|an|my|our)\s+/i, ''));
     }
     if (/\bunread\b/.test(s.clause.canon)) parts.push('is:unread');
     if (/\battachments?\b/.test(s.clause.canon)) parts.push('has:attachment');
@@ -284,7 +309,10 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
     const attendees = entitiesOf(s, 'email').map((e) => e.value);
     put('attendees', attendees.length > 0 ? attendees : undefined);
     const named = takeQuote(s, ['title', 'quoted', 'colon']);
-    const kind = /\b(standup|stand-up|sync|lunch|review|interview|demo|retro|retrospective|1:1|one-on-one|coffee|dinner|workshop|catch-up|call|planning|kickoff|offsite|reminder)\b/i.exec(s.clause.raw.replace(QUOTE, ' '))?.[1];
+    const kind =
+      /\b(standup|stand-up|sync|lunch|review|interview|demo|retro|retrospective|1:1|one-on-one|coffee|dinner|workshop|catch-up|call|planning|kickoff|offsite|reminder)\b/i.exec(
+        s.clause.raw.replace(QUOTE, ' '),
+      )?.[1];
     const who = /\bwith\s+([\p{Lu}][\p{L}'-]+(?:\s+(?:and\s+)?[\p{Lu}][\p{L}'-]+)*)/u.exec(s.clause.raw)?.[1];
     put('summary', named ?? (kind ? capitalize(kind) + (who ? ` with ${who}` : '') : who ? `Meeting with ${who}` : undefined) ?? 'Meeting');
     put('description', takeQuote(s, ['body']));
@@ -319,7 +347,11 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
     put('title', takeQuote(s, ['title', 'colon', 'quoted']));
     put('content', takeQuote(s, ['body']));
     if (uuid) put('parent_id', uuid);
-    else if (parentQuote) put('parent_id', ref(add({ tool: 'notion', action: 'search', input: { query: parentQuote, kind: parentKind, limit: 1 } }), 'items.0.id'));
+    else if (parentQuote)
+      put(
+        'parent_id',
+        ref(add({ tool: 'notion', action: 'search', input: { query: parentQuote, kind: parentKind, limit: 1 } }), 'items.0.id'),
+      );
     if (parentKind === 'page') put('parent_type', 'page');
   },
   'notion.query_database': (s, put, add) => {
@@ -343,13 +375,17 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
     put('page_id', lookup(s, add, 'page'));
   },
   'text.echo': (s, put) => put('text', textOrBack(s, ['body', 'colon', 'title'], ['echo', 'repeat', 'say', 'print', 'return', 'output'])),
-  'text.uppercase': (s, put) => put('text', textOrBack(s, ['body', 'colon', 'title'], ['uppercase', 'upper', 'capitalize', 'shout', 'caps'])),
+  'text.uppercase': (s, put) =>
+    put('text', textOrBack(s, ['body', 'colon', 'title'], ['uppercase', 'upper', 'capitalize', 'shout', 'caps'])),
   'text.lowercase': (s, put) => put('text', textOrBack(s, ['body', 'colon', 'title'], ['lowercase', 'lower'])),
   'text.count_words': (s, put) => put('text', textOrBack(s, ['body', 'colon', 'title'], ['count', 'words', 'the', 'in', 'how', 'many'])),
   'data.count': (s, put) => put('items', backRef(s, 'items')),
   'data.pluck': (s, put) => {
     put('items', backRef(s, 'items'));
-    put('field', takeQuote(s, ['quoted']) ?? /\b(?:field|the)\s+([a-z_]+)\s+(?:field|of|from)?/i.exec(s.clause.raw.replace(/^\S+\s+/, ''))?.[1]);
+    put(
+      'field',
+      takeQuote(s, ['quoted']) ?? /\b(?:field|the)\s+([a-z_]+)\s+(?:field|of|from)?/i.exec(s.clause.raw.replace(/^\S+\s+/, ''))?.[1],
+    );
   },
   'data.join': (s, put) => {
     put('values', backRef(s, 'values'));
@@ -400,8 +436,10 @@ function fillEmail(s: Slots, put: Put): void {
     if (prev) body = outputRef(prev.index, prev.step);
   }
   if (!subject) {
-    const about = /\babout\s+(?:the\s+)?([\p{L}\p{N} '_-]{3,60}?)(?=[,.;!?]|\s+(?:to|and|saying|with|for)\b|$)/iu.exec(s.clause.raw.replace(QUOTE, ' ').replace(/⟨\d+⟩/g, ' '));
-    subject = about?.[1] ? capitalize(about[1].trim()) : body && !body.startsWith('{{') ? subjectFrom(body) : s.state.topic;
+    const about = /\babout\s+(?:the\s+)?([\p{L}\p{N} '_-]{3,60}?)(?=[,.;!?]|\s+(?:to|and|saying|with|for)\b|$)/iu.exec(
+      s.clause.raw.replace(QUOTE, ' ').replace(/⟨\d+⟩/g, ' '),
+    );
+    subject = about?.[1] ? capitalize(about[1].trim()) : body && !body.startsWith('{{') ? capitalize(subjectFrom(body)) : s.state.topic;
   }
   put('subject', subject);
   put('body', body);
@@ -450,7 +488,9 @@ function fillGeneric(schema: Schema, s: Slots, put: Put): void {
       set(field, coerce(s.state.quotes[Number(q[1])]?.text ?? '', def.type));
       continue;
     }
-    const kv = new RegExp(`\\b${name}\\s*[:=]\\s*([^\\s,;]+)`, 'i').exec(raw.replace(/⟨(\d+)⟩/g, (_m, i: string) => s.state.entities[Number(i)]?.value ?? ''));
+    const kv = new RegExp(`\\b${name}\\s*[:=]\\s*([^\\s,;]+)`, 'i').exec(
+      raw.replace(/⟨(\d+)⟩/g, (_m, i: string) => s.state.entities[Number(i)]?.value ?? ''),
+    );
     if (kv?.[1]) {
       set(field, coerce(kv[1], def.type));
       continue;

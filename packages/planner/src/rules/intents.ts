@@ -37,7 +37,13 @@ export function hasTerm(clause: Clause, kinds: ReadonlySet<string>, term: string
 }
 
 /** The actions the clause asks for, best first (ties kept: the caller decides what a tie means). */
-export function rankIntents(clause: Clause, entities: readonly Entity[], catalog: readonly ToolEntry[], hasQuote: boolean, ignore: ReadonlySet<string> = new Set()): Intent[] {
+export function rankIntents(
+  clause: Clause,
+  entities: readonly Entity[],
+  catalog: readonly ToolEntry[],
+  hasQuote: boolean,
+  ignore: ReadonlySet<string> = new Set(),
+): Intent[] {
   const kinds = entityKinds(clause, entities);
   if (kinds.has('number')) kinds.add('number');
   const has = (t: string) => hasTerm(clause, kinds, t, hasQuote);
@@ -56,7 +62,12 @@ export function rankIntents(clause: Clause, entities: readonly Entity[], catalog
       if (h.not?.some(has)) continue;
       const leading = verbs.some((v) => v === firstWord) ? 3 : 0;
       const specific = Math.max(0, ...objects.map((o) => (o.startsWith('@') ? 2 : o.split(' ').length + (o.length > 5 ? 1 : 0))));
-      out.push({ tool, action, hints: h, score: 10 + (phrase ? 8 : 0) + leading + 3 * Math.min(objects.length, 2) + specific + 2 * Math.min(toolSignal, 3) });
+      out.push({
+        tool,
+        action,
+        hints: h,
+        score: 10 + (phrase ? 8 : 0) + leading + 3 * Math.min(objects.length, 2) + specific + 2 * Math.min(toolSignal, 3),
+      });
     }
   }
   return out.sort((a, b) => b.score - a.score);
@@ -79,13 +90,21 @@ const SYNONYMS: Record<string, readonly string[]> = {
 
 /** Hints for a custom tool: its keywords and the words of its name; its actions' keywords and names. */
 export function customHints(tool: ToolDef): ToolHints {
-  const split = (s: string) => s.toLowerCase().split(/[_\s-]+/).filter((w) => w.length > 1);
+  const split = (s: string) =>
+    s
+      .toLowerCase()
+      .split(/[_\s-]+/)
+      .filter((w) => w.length > 1);
   const nouns = [...new Set([...tool.keywords.map((k) => k.toLowerCase()), ...split(tool.name)])];
   const actions: Record<string, ActionHints> = {};
   for (const a of tool.actions) {
     const [verb = '', ...things] = split(a.name);
-    const objects = [...new Set([...nouns, ...things, ...things.map((w) => w.replace(/s$/, '')), ...things.map((w) => `${w.replace(/s$/, '')}s`)])];
-    const verbs = [...new Set([...(SYNONYMS[verb] ?? [verb]), ...(a.keywords ?? []).map((k) => k.toLowerCase())])].filter((v) => !objects.includes(v));
+    const objects = [
+      ...new Set([...nouns, ...things, ...things.map((w) => w.replace(/s$/, '')), ...things.map((w) => `${w.replace(/s$/, '')}s`)]),
+    ];
+    const verbs = [...new Set([...(SYNONYMS[verb] ?? [verb]), ...(a.keywords ?? []).map((k) => k.toLowerCase())])].filter(
+      (v) => !objects.includes(v),
+    );
     actions[a.name] = { verbs, objects };
   }
   return { nouns, actions };

@@ -12,53 +12,110 @@ export function noMatch(what: string): Refusal {
   return {
     code: 'no_matching_tool',
     message: `${what}. ${CAPABILITIES}.`,
-    suggestion: 'Name the service and the action with its details, e.g. \'Close issue #12 in acme/api\', \'Post "Deploy done" to #eng\', or \'Email bob@example.com with subject "Hi" saying "See you at 3"\'',
+    suggestion:
+      'Name the service and the action with its details, e.g. \'Close issue #12 in acme/api\', \'Post "Deploy done" to #eng\', or \'Email bob@example.com with subject "Hi" saying "See you at 3"\'',
   };
 }
 
-const TRIGGER = /^\s*(?:when(?:ever)?|every\s+time|each\s+time|as\s+soon\s+as|once|if|anytime|any\s+time|lorsque|quand|chaque\s+fois\s+que|dès\s+que|si|wenn|sobald|immer\s+wenn|cuando|cada\s+vez\s+que|en\s+cuanto|si)\b[^.?!]*\b(?:new|gets?|is|are|arrives?|comes?\s+in|opened|created|labell?ed|posted|received?|merged|closed|fails?|mentions?|changes?|nouveau|nouvelle|arrive|reçois|neue[rs]?|ankommt|kommt|nuevo|nueva|llega)\b/iu;
+const TRIGGER =
+  /^\s*(?:when(?:ever)?|every\s+time|each\s+time|as\s+soon\s+as|once|if|anytime|any\s+time|lorsque|quand|chaque\s+fois\s+que|dès\s+que|si|wenn|sobald|immer\s+wenn|cuando|cada\s+vez\s+que|en\s+cuanto|si)\b[^.?!]*\b(?:new|gets?|is|are|arrives?|comes?\s+in|opened|created|labell?ed|posted|received?|merged|closed|fails?|mentions?|changes?|nouveau|nouvelle|arrive|reçois|neue[rs]?|ankommt|kommt|nuevo|nueva|llega)\b/iu;
 
-const INJECTION = /\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions?|prompts?|rules?|messages?)\b|\bsystem\s+(?:override|prompt|message|instruction)s?\b|\byou\s+are\s+now\b|\bdeveloper\s+mode\b|\bjailbreak\b|\bnew\s+instructions?\s*:|<\/?(?:system|assistant|tool)>|\bact\s+as\s+(?:an?\s+)?(?:admin|root|system)\b/i;
+const INJECTION =
+  /\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions?|prompts?|rules?|messages?)\b|\bsystem\s+(?:override|prompt|message|instruction)s?\b|\byou\s+are\s+now\b|\bdeveloper\s+mode\b|\bjailbreak\b|\bnew\s+instructions?\s*:|<\/?(?:system|assistant|tool)>|\bact\s+as\s+(?:an?\s+)?(?:admin|root|system)\b/i;
 
-const NEEDS_MODEL = /\b(?:summari[sz]e|summari[sz]ing|summary|summaries|tl;?dr|recap|digest|translate|translation|rewrite|rephrase|paraphrase|proofread|analy[sz]e|sentiment|classify|categori[sz]e|prioriti[sz]e|triage|brainstorm|résume|résumer|résumé|zusammenfass\w*|resume|resumen|resumir|traduis|übersetze|traduce)\b/i;
+const NEEDS_MODEL =
+  /\b(?:summari[sz]e|summari[sz]ing|summary|summaries|tl;?dr|recap|digest|translate|translation|rewrite|rephrase|paraphrase|proofread|analy[sz]e|sentiment|classify|categori[sz]e|prioriti[sz]e|triage|brainstorm|résume|résumer|résumé|zusammenfass\w*|resume|resumen|resumir|traduis|übersetze|traduce)\b/i;
 
 const OTHER_SERVICES: Record<string, string> = {
-  jira: 'Jira', trello: 'Trello', asana: 'Asana', linear: 'Linear', discord: 'Discord', 'microsoft teams': 'Microsoft Teams', 'ms teams': 'Microsoft Teams',
-  teams: 'Microsoft Teams', dropbox: 'Dropbox', 'google drive': 'Google Drive', gdrive: 'Google Drive', 'google sheets': 'Google Sheets',
-  spreadsheet: 'spreadsheets', 'google docs': 'Google Docs', salesforce: 'Salesforce', hubspot: 'HubSpot', zoom: 'Zoom', outlook: 'Outlook',
-  twitter: 'Twitter/X', tweet: 'Twitter/X', linkedin: 'LinkedIn', facebook: 'Facebook', instagram: 'Instagram', whatsapp: 'WhatsApp',
-  telegram: 'Telegram', sms: 'SMS', 'text message': 'SMS', phone: 'phone calls', gitlab: 'GitLab', bitbucket: 'Bitbucket', confluence: 'Confluence',
-  airtable: 'Airtable', stripe: 'Stripe', shopify: 'Shopify', zendesk: 'Zendesk', intercom: 'Intercom', spotify: 'Spotify', 'google meet': 'Google Meet',
-  'icloud': 'iCloud', 'apple calendar': 'Apple Calendar', 'outlook calendar': 'Outlook Calendar', clickup: 'ClickUp', figma: 'Figma',
-  uber: 'Uber', amazon: 'Amazon', aws: 'AWS', 'google maps': 'Google Maps', youtube: 'YouTube', reddit: 'Reddit', pagerduty: 'PagerDuty', datadog: 'Datadog',
+  jira: 'Jira',
+  trello: 'Trello',
+  asana: 'Asana',
+  linear: 'Linear',
+  discord: 'Discord',
+  'microsoft teams': 'Microsoft Teams',
+  'ms teams': 'Microsoft Teams',
+  teams: 'Microsoft Teams',
+  dropbox: 'Dropbox',
+  'google drive': 'Google Drive',
+  gdrive: 'Google Drive',
+  'google sheets': 'Google Sheets',
+  spreadsheet: 'spreadsheets',
+  'google docs': 'Google Docs',
+  salesforce: 'Salesforce',
+  hubspot: 'HubSpot',
+  zoom: 'Zoom',
+  outlook: 'Outlook',
+  twitter: 'Twitter/X',
+  tweet: 'Twitter/X',
+  linkedin: 'LinkedIn',
+  facebook: 'Facebook',
+  instagram: 'Instagram',
+  whatsapp: 'WhatsApp',
+  telegram: 'Telegram',
+  sms: 'SMS',
+  'text message': 'SMS',
+  phone: 'phone calls',
+  gitlab: 'GitLab',
+  bitbucket: 'Bitbucket',
+  confluence: 'Confluence',
+  airtable: 'Airtable',
+  stripe: 'Stripe',
+  shopify: 'Shopify',
+  zendesk: 'Zendesk',
+  intercom: 'Intercom',
+  spotify: 'Spotify',
+  'google meet': 'Google Meet',
+  icloud: 'iCloud',
+  'apple calendar': 'Apple Calendar',
+  'outlook calendar': 'Outlook Calendar',
+  clickup: 'ClickUp',
+  figma: 'Figma',
+  uber: 'Uber',
+  amazon: 'Amazon',
+  aws: 'AWS',
+  'google maps': 'Google Maps',
+  youtube: 'YouTube',
+  reddit: 'Reddit',
+  pagerduty: 'PagerDuty',
+  datadog: 'Datadog',
 };
 
 /** A refusal that applies to the whole prompt, before any clause is planned. */
 export function refuseUpfront(prompt: string): Refusal | undefined {
   const text = prompt.replace(/"[^"]*"|“[^”]*”|«[^»]*»/g, ' ');
   if (!/[\p{L}\p{N}]/u.test(prompt))
-    return { code: 'no_matching_tool', message: 'The prompt says nothing to do.', suggestion: 'Say what to do, e.g. \'List the open issues in acme/api\'' };
+    return {
+      code: 'no_matching_tool',
+      message: 'The prompt says nothing to do.',
+      suggestion: "Say what to do, e.g. 'List the open issues in acme/api'",
+    };
   if (INJECTION.test(prompt))
     return {
       code: 'unsupported_request',
-      message: 'The prompt holds instructions aimed at the planner itself ("ignore previous instructions", "system override" …), so it is not planned.',
+      message:
+        'The prompt holds instructions aimed at the planner itself ("ignore previous instructions", "system override" …), so it is not planned.',
       suggestion: 'Send only the request you want carried out, e.g. \'Post "hi" to #general\'',
     };
   if (TRIGGER.test(text))
     return {
       code: 'unsupported_request',
       message: 'The service runs a request now; it does not watch for future events ("when a new issue is labeled …").',
-      suggestion: 'Create a task when the event happens (for example from your own webhook handler), saying what to do then, e.g. \'Post "New bug: #42" to #eng\'',
+      suggestion:
+        'Create a task when the event happens (for example from your own webhook handler), saying what to do then, e.g. \'Post "New bug: #42" to #eng\'',
     };
   if (NEEDS_MODEL.test(text))
     return {
       code: 'unsupported_request',
       message: 'Summarising, translating or rewriting text needs a language model; no action of the catalog does it.',
-      suggestion: 'Ask for the items themselves: \'Post the open pull requests of acme/api to #eng\' posts them as a list',
+      suggestion: "Ask for the items themselves: 'Post the open pull requests of acme/api to #eng' posts them as a list",
     };
   const lower = ` ${text.toLowerCase()} `;
   for (const [word, name] of Object.entries(OTHER_SERVICES)) {
-    if (!name || !new RegExp(`[^\\p{L}]${word}[^\\p{L}]`, 'u').test(lower)) continue;
+    const named = new RegExp(
+      `^\\s*${word}\\b|\\b(?:on|in|via|to|using|through|into|with|from|my|our|the|a|an)\\s+${word}\\b|\\b${word}\\s+(?:ticket|issue|card|board|message|channel|file|folder|doc|sheet|page|account|event|calendar|dm|chat|post|story|task|project|repo|server|meeting|contact|deal|lead|order|bucket|instance|workspace|space)s?\\b`,
+      'u',
+    );
+    if (!name || !named.test(lower)) continue;
     return {
       code: 'no_matching_tool',
       message: `${name} is not a service this deployment connects to. ${CAPABILITIES}.`,
@@ -71,12 +128,22 @@ export function refuseUpfront(prompt: string): Refusal | undefined {
 /** Verbs a prompt forbids ("don't send it yet", "without posting", "ne l'envoie pas", "nicht senden"). */
 export function forbiddenVerbs(canon: string, raw: string): Set<string> {
   const out = new Set<string>();
-  for (const m of canon.matchAll(/\b(?:don'?t|do not|dont|never|without|no need to|not|shouldn'?t|must not|mustn'?t)\s+(?:yet\s+)?(\w+)(?:ing)?\b/g)) {
+  for (const m of canon.matchAll(
+    /\b(?:don'?t|do not|dont|never|without|no need to|not|shouldn'?t|must not|mustn'?t)\s+(?:yet\s+)?(\w+)(?:ing)?\b/g,
+  )) {
     const v = (m[1] ?? '').replace(/ing$/, '');
     out.add(v === 'sen' ? 'send' : v === 'post' || v === 'postin' ? 'post' : v);
   }
-  if (/\bne\s+(?:l'|le\s+|la\s+|les\s+)?(?:envoie|envoyez|envoyer)\s+pas\b|\bsans\s+(?:l'|le\s+)?envoyer\b|\bpas\s+(?:encore\s+)?envoyer\b/i.test(raw)) out.add('send');
-  if (/\bnicht\s+(?:\w+\s+)?(?:senden|schicken|abschicken|versenden)\b|\b(?:sende|schicke)\s+(?:sie|es|ihn)?\s*(?:noch\s+)?nicht\b/i.test(raw)) out.add('send');
+  if (
+    /\bne\s+(?:l'|le\s+|la\s+|les\s+)?(?:envoie|envoyez|envoyer)\s+pas\b|\bsans\s+(?:l'|le\s+)?envoyer\b|\bpas\s+(?:encore\s+)?envoyer\b/i.test(
+      raw,
+    )
+  )
+    out.add('send');
+  if (
+    /\bnicht\s+(?:\w+\s+)?(?:senden|schicken|abschicken|versenden)\b|\b(?:sende|schicke)\s+(?:sie|es|ihn)?\s*(?:noch\s+)?nicht\b/i.test(raw)
+  )
+    out.add('send');
   if (/\bno\s+(?:lo\s+|la\s+)?(?:envíes|envies|mandes|enviar)\b|\bsin\s+enviar(?:lo|la)?\b/i.test(raw)) out.add('send');
   if (out.has('send')) {
     out.add('email');
@@ -113,7 +180,7 @@ const HOW_TO_SAY: Record<string, string> = {
   content: 'the text to add, in quotes',
   message_id: 'which email to answer (e.g. the latest email from bob@example.com)',
   labels: 'the labels in quotes (e.g. label "bug")',
-  items: 'the list to work on (list something first, e.g. \'List the open issues in acme/api then count them\')',
+  items: "the list to work on (list something first, e.g. 'List the open issues in acme/api then count them')",
   values: 'the values to join (list something first)',
   field: 'the field to take, in quotes',
 };

@@ -97,9 +97,40 @@ export function pointsBack(clause: Clause): boolean {
 // ---- counts ----
 
 const NUMBER_WORDS: Record<string, number> = {
-  one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12, fifteen: 15, twenty: 20,
-  thirty: 30, fifty: 50, hundred: 100, dozen: 12, a: 1, un: 1, une: 1, deux: 2, trois: 3, cinq: 5, dix: 10, ein: 1, zwei: 2, drei: 3, fünf: 5,
-  zehn: 10, dos: 2, tres: 3, cinco: 5, diez: 10,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  fifteen: 15,
+  twenty: 20,
+  thirty: 30,
+  fifty: 50,
+  hundred: 100,
+  dozen: 12,
+  a: 1,
+  un: 1,
+  une: 1,
+  deux: 2,
+  trois: 3,
+  cinq: 5,
+  dix: 10,
+  ein: 1,
+  zwei: 2,
+  drei: 3,
+  fünf: 5,
+  zehn: 10,
+  dos: 2,
+  tres: 3,
+  cinco: 5,
+  diez: 10,
 };
 
 export function countOf(s: Slots): number | undefined {
@@ -126,8 +157,37 @@ export function repetitions(clause: Clause): number {
 // ---- free text ----
 
 const FILLER = new Set([
-  'please', 'a', 'an', 'the', 'message', 'msg', 'note', 'quick', 'short', 'to', 'in', 'on', 'into', 'channel', 'for', 'me', 'my', 'our', 'slack',
-  'saying', 'that', 'and', 'can', 'you', 'could', 'would', 'kindly', 'just', 'also', 'with', 'text',
+  'please',
+  'a',
+  'an',
+  'the',
+  'message',
+  'msg',
+  'note',
+  'quick',
+  'short',
+  'to',
+  'in',
+  'on',
+  'into',
+  'channel',
+  'for',
+  'me',
+  'my',
+  'our',
+  'slack',
+  'saying',
+  'that',
+  'and',
+  'can',
+  'you',
+  'could',
+  'would',
+  'kindly',
+  'just',
+  'also',
+  'with',
+  'text',
 ]);
 
 /**
@@ -151,7 +211,8 @@ export function leftoverText(s: Slots, verbs: readonly string[]): string | undef
   const text = words.join(' ').replace(/^[,:\s-]+|[,\s]+$/g, '');
   return text.length > 0 ? text : undefined;
 }
-const VERBISH = /^(?:post|send|say|tell|notify|announce|share|write|ping|message|drop|let|inform|broadcast|echo|repeat|print|uppercase|lowercase|shout|dm|envoie|publie|poste|dis|sende|schicke|poste|sag|envía|manda|publica|di|dile)$/i;
+const VERBISH =
+  /^(?:post|send|say|tell|notify|announce|share|write|ping|message|drop|let|inform|broadcast|echo|repeat|print|uppercase|lowercase|shout|dm|envoie|publie|poste|dis|sende|schicke|poste|sag|envía|manda|publica|di|dile)$/i;
 
 /** A subject made from a body: its first sentence, at most 60 characters. */
 export function subjectFrom(body: string): string {
@@ -169,22 +230,54 @@ export function outputRef(index: number, step: StepDraft): string {
 }
 
 export const LIST_ACTIONS = new Set([
-  'github.list_issues', 'github.list_pull_requests', 'github.search_repositories', 'slack.list_channels', 'slack.list_messages',
-  'google_calendar.list_events', 'gmail.search_email', 'notion.query_database', 'notion.search',
+  'github.list_issues',
+  'github.list_pull_requests',
+  'github.search_repositories',
+  'slack.list_channels',
+  'slack.list_messages',
+  'google_calendar.list_events',
+  'gmail.search_email',
+  'notion.query_database',
+  'notion.search',
 ]);
 
 const PRIMARY_FIELD: Record<string, string> = {
-  'github.get_repository': '', 'github.get_issue': '', 'github.get_pull_request': '', 'github.create_issue': '',
-  'notion.get_page': 'text', 'notion.create_page': '', 'http.fetch': 'body', 'http.post': 'body', 'text.echo': 'text', 'text.uppercase': 'text',
-  'text.lowercase': 'text', 'text.count_words': 'words', 'data.count': 'count', 'data.pluck': 'values', 'data.join': 'text',
-  'google_calendar.check_availability': '', 'google_calendar.create_event': '',
+  'github.get_repository': '',
+  'github.get_issue': '',
+  'github.get_pull_request': '',
+  'github.create_issue': '',
+  'notion.get_page': 'text',
+  'notion.create_page': '',
+  'http.fetch': 'body',
+  'http.post': 'body',
+  'text.echo': 'text',
+  'text.uppercase': 'text',
+  'text.lowercase': 'text',
+  'text.count_words': 'words',
+  'data.count': 'count',
+  'data.pluck': 'values',
+  'data.join': 'text',
+  'google_calendar.check_availability': '',
+  'google_calendar.create_event': '',
 };
 
 /** Steps that deliver something (what "it" never means). */
 export const DELIVERIES = new Set([
-  'slack.post_message', 'slack.send_direct_message', 'slack.invite_to_channel', 'slack.create_channel', 'gmail.send_email', 'gmail.create_draft',
-  'gmail.reply_to_email', 'github.comment_on_issue', 'github.comment_on_pull_request', 'github.add_labels', 'github.close_issue',
-  'github.reopen_issue', 'github.update_issue', 'github.merge_pull_request', 'notion.append_to_page',
+  'slack.post_message',
+  'slack.send_direct_message',
+  'slack.invite_to_channel',
+  'slack.create_channel',
+  'gmail.send_email',
+  'gmail.create_draft',
+  'gmail.reply_to_email',
+  'github.comment_on_issue',
+  'github.comment_on_pull_request',
+  'github.add_labels',
+  'github.close_issue',
+  'github.reopen_issue',
+  'github.update_issue',
+  'github.merge_pull_request',
+  'notion.append_to_page',
 ]);
 
 /** The latest step that produced data, for "it" / "them". */
@@ -198,7 +291,11 @@ export function previousData(state: PlanState): { index: number; step: StepDraft
 
 export function searchWindow(s: Slots): { after?: string; before?: string } | undefined {
   const plain = s.clause.raw.replace(QUOTE, ' ').replace(ENTITY, ' ');
-  if (!/\b(?:today|yesterday|since|last|this|past|week|month|in|on|before|after|from|between|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|\d{4}-\d{2}-\d{2}|hier|aujourd|gestern|heute|ayer|hoy|depuis|seit|desde)\b/i.test(plain))
+  if (
+    !/\b(?:today|yesterday|since|last|this|past|week|month|in|on|before|after|from|between|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|\d{4}-\d{2}-\d{2}|hier|aujourd|gestern|heute|ayer|hoy|depuis|seit|desde)\b/i.test(
+      plain,
+    )
+  )
     return undefined;
   const w = parseSearchWindow(plain, s.state.lang, s.state.now);
   if (!w) return undefined;

@@ -10,7 +10,7 @@ import type { Lang } from './lexicon.js';
  */
 
 // rrule ships a UMD bundle: Node's ESM loader sees only its default export, CommonJS (jest) sees the names.
-const { RRule } = ((rrule as unknown as { default?: typeof rrule }).default ?? rrule);
+const { RRule } = (rrule as unknown as { default?: typeof rrule }).default ?? rrule;
 
 export interface When {
   /** ISO 8601 with the zone's offset. */
@@ -30,22 +30,59 @@ export interface When {
 }
 
 const ABBREVIATIONS: Record<string, string> = {
-  cet: 'Europe/Paris', cest: 'Europe/Paris', 'central european': 'Europe/Paris',
-  pst: 'America/Los_Angeles', pdt: 'America/Los_Angeles', pt: 'America/Los_Angeles', pacific: 'America/Los_Angeles',
-  est: 'America/New_York', edt: 'America/New_York', et: 'America/New_York', eastern: 'America/New_York',
-  cst: 'America/Chicago', cdt: 'America/Chicago', central: 'America/Chicago',
-  mst: 'America/Denver', mdt: 'America/Denver', mountain: 'America/Denver',
-  gmt: 'UTC', utc: 'UTC', bst: 'Europe/London', ist: 'Asia/Kolkata', jst: 'Asia/Tokyo', aest: 'Australia/Sydney', aedt: 'Australia/Sydney',
-  sgt: 'Asia/Singapore', hkt: 'Asia/Hong_Kong', kst: 'Asia/Seoul', brt: 'America/Sao_Paulo', eet: 'Europe/Athens', eest: 'Europe/Athens', wet: 'Europe/Lisbon',
+  cet: 'Europe/Paris',
+  cest: 'Europe/Paris',
+  'central european': 'Europe/Paris',
+  pst: 'America/Los_Angeles',
+  pdt: 'America/Los_Angeles',
+  pt: 'America/Los_Angeles',
+  pacific: 'America/Los_Angeles',
+  est: 'America/New_York',
+  edt: 'America/New_York',
+  et: 'America/New_York',
+  eastern: 'America/New_York',
+  cst: 'America/Chicago',
+  cdt: 'America/Chicago',
+  central: 'America/Chicago',
+  mst: 'America/Denver',
+  mdt: 'America/Denver',
+  mountain: 'America/Denver',
+  gmt: 'UTC',
+  utc: 'UTC',
+  bst: 'Europe/London',
+  ist: 'Asia/Kolkata',
+  jst: 'Asia/Tokyo',
+  aest: 'Australia/Sydney',
+  aedt: 'Australia/Sydney',
+  sgt: 'Asia/Singapore',
+  hkt: 'Asia/Hong_Kong',
+  kst: 'Asia/Seoul',
+  brt: 'America/Sao_Paulo',
+  eet: 'Europe/Athens',
+  eest: 'Europe/Athens',
+  wet: 'Europe/Lisbon',
 };
 
 /** "<City> time" → the platform's IANA zone of that city (Berlin → Europe/Berlin), plus a few cities that have none of their own. */
 const CITY_ZONES: ReadonlyMap<string, string> = new Map([
   ...Intl.supportedValuesOf('timeZone').map((z) => [(z.split('/').pop() ?? z).replace(/_/g, ' ').toLowerCase(), z] as const),
-  ['san francisco', 'America/Los_Angeles'], ['seattle', 'America/Los_Angeles'], ['boston', 'America/New_York'], ['washington', 'America/New_York'],
-  ['munich', 'Europe/Berlin'], ['münchen', 'Europe/Berlin'], ['frankfurt', 'Europe/Berlin'], ['hamburg', 'Europe/Berlin'], ['barcelona', 'Europe/Madrid'],
-  ['bangalore', 'Asia/Kolkata'], ['mumbai', 'Asia/Kolkata'], ['delhi', 'Asia/Kolkata'], ['beijing', 'Asia/Shanghai'], ['montreal', 'America/Toronto'],
-  ['uk', 'Europe/London'], ['nyc', 'America/New_York'], ['sf', 'America/Los_Angeles'],
+  ['san francisco', 'America/Los_Angeles'],
+  ['seattle', 'America/Los_Angeles'],
+  ['boston', 'America/New_York'],
+  ['washington', 'America/New_York'],
+  ['munich', 'Europe/Berlin'],
+  ['münchen', 'Europe/Berlin'],
+  ['frankfurt', 'Europe/Berlin'],
+  ['hamburg', 'Europe/Berlin'],
+  ['barcelona', 'Europe/Madrid'],
+  ['bangalore', 'Asia/Kolkata'],
+  ['mumbai', 'Asia/Kolkata'],
+  ['delhi', 'Asia/Kolkata'],
+  ['beijing', 'Asia/Shanghai'],
+  ['montreal', 'America/Toronto'],
+  ['uk', 'Europe/London'],
+  ['nyc', 'America/New_York'],
+  ['sf', 'America/Los_Angeles'],
 ]);
 
 export function isZone(name: string): boolean {
@@ -59,9 +96,17 @@ export function findZone(text: string): { zone: string; span: string } | undefin
   const abbr = /\b(CEST|CET|PST|PDT|PT|EST|EDT|ET|CST|CDT|MST|MDT|GMT|UTC|BST|IST|JST|AEST|AEDT|SGT|HKT|KST|BRT|EET|EEST|WET)\b/.exec(text);
   if (abbr?.[1]) return { zone: ABBREVIATIONS[abbr[1].toLowerCase()] ?? 'UTC', span: abbr[0] };
   const named = /\b(pacific|eastern|central european|central|mountain)(\s+(?:standard\s+|daylight\s+)?time)?\b/i.exec(text);
-  if (named?.[1] && (named[2] || /\b(?:am|pm|\d)\s*(?:pacific|eastern|central|mountain)\b/i.test(text) || /\b(?:pacific|eastern|central european|mountain)\b/i.test(named[1])))
+  if (
+    named?.[1] &&
+    (named[2] ||
+      /\b(?:am|pm|\d)\s*(?:pacific|eastern|central|mountain)\b/i.test(text) ||
+      /\b(?:pacific|eastern|central european|mountain)\b/i.test(named[1]))
+  )
     return { zone: ABBREVIATIONS[named[1].toLowerCase()] ?? 'UTC', span: named[0] };
-  const city = /\b(?:in\s+)?([\p{L}][\p{L} ]{1,24}?)\s+(?:time|timezone|time zone)\b|\b(?:heure de|Zeit in|hora de)\s+([\p{L}][\p{L} ]{1,24})/iu.exec(text);
+  const city =
+    /\b(?:in\s+)?([\p{L}][\p{L} ]{1,24}?)\s+(?:time|timezone|time zone)\b|\b(?:heure de|Zeit in|hora de)\s+([\p{L}][\p{L} ]{1,24})/iu.exec(
+      text,
+    );
   const name = (city?.[1] ?? city?.[2])?.toLowerCase().trim();
   if (city && name) {
     const words = name.split(' ');
@@ -77,9 +122,28 @@ export function findZone(text: string): { zone: string; span: string } | undefin
 const PARSERS: Record<Lang, chrono.Chrono> = { en: chrono.en.casual, fr: chrono.fr.casual, de: chrono.de.casual, es: chrono.es.casual };
 
 const WEEKDAYS: Record<string, string> = {
-  lundi: 'monday', mardi: 'tuesday', mercredi: 'wednesday', jeudi: 'thursday', vendredi: 'friday', samedi: 'saturday', dimanche: 'sunday',
-  montag: 'monday', dienstag: 'tuesday', mittwoch: 'wednesday', donnerstag: 'thursday', freitag: 'friday', samstag: 'saturday', sonntag: 'sunday',
-  lunes: 'monday', martes: 'tuesday', miércoles: 'wednesday', miercoles: 'wednesday', jueves: 'thursday', viernes: 'friday', sábado: 'saturday', domingo: 'sunday',
+  lundi: 'monday',
+  mardi: 'tuesday',
+  mercredi: 'wednesday',
+  jeudi: 'thursday',
+  vendredi: 'friday',
+  samedi: 'saturday',
+  dimanche: 'sunday',
+  montag: 'monday',
+  dienstag: 'tuesday',
+  mittwoch: 'wednesday',
+  donnerstag: 'thursday',
+  freitag: 'friday',
+  samstag: 'saturday',
+  sonntag: 'sunday',
+  lunes: 'monday',
+  martes: 'tuesday',
+  miércoles: 'wednesday',
+  miercoles: 'wednesday',
+  jueves: 'thursday',
+  viernes: 'friday',
+  sábado: 'saturday',
+  domingo: 'sunday',
 };
 
 /** "every Monday", "each weekday", "daily", "tous les lundis", "jeden Montag", "cada lunes" → RFC 5545 lines. */
@@ -103,9 +167,10 @@ export function findRecurrence(text: string): { rule: string[]; span: string } |
     .replace(/\bevery (?:jour|tag|día)\b/, 'every day')
     .replace(/\bevery (?:semaine|woche|semana)\b/, 'every week');
   // Only what rrule reads: "every <n>? <unit|weekday list>" (times of day go to the start).
-  const core = /^every(?:\s+\d+)?\s+(?:day|week(?:day)?|month|year|(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weeks?|days?|months?)(?:\s+on\s+\w+)?(?:(?:\s*,\s*|\s+and\s+)(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))*)(?:\s+for\s+\d+\s+(?:weeks?|days?|months?|times))?/.exec(
-    phrase,
-  );
+  const core =
+    /^every(?:\s+\d+)?\s+(?:day|week(?:day)?|month|year|(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weeks?|days?|months?)(?:\s+on\s+\w+)?(?:(?:\s*,\s*|\s+and\s+)(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))*)(?:\s+for\s+\d+\s+(?:weeks?|days?|months?|times))?/.exec(
+      phrase,
+    );
   if (!core) return undefined;
   try {
     const options = { ...RRule.fromText(core[0].replace(/\bweekday\b/, 'weekday')).origOptions };
@@ -125,7 +190,9 @@ export function findRecurrence(text: string): { rule: string[]; span: string } |
 /** The duration a text gives ("for 30 minutes", "an hour", "45-minute", "1h30"), in minutes. */
 export function findDuration(text: string): { minutes: number; span: string } | undefined {
   const m =
-    /\b(?:for\s+)?(?:(an?|one|half an?|\d+(?:\.\d+)?)\s*[- ]?\s*(hours?|hrs?|h|minutes?|mins?|m)\b(?:\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?|m)\b)?|(\d+)h(\d+))/i.exec(text);
+    /\b(?:for\s+)?(?:(an?|one|half an?|\d+(?:\.\d+)?)\s*[- ]?\s*(hours?|hrs?|h|minutes?|mins?|m)\b(?:\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?|m)\b)?|(\d+)h(\d+))/i.exec(
+      text,
+    );
   if (!m) return undefined;
   if (m[4] && m[5]) return { minutes: Number(m[4]) * 60 + Number(m[5]), span: m[0] };
   const amount = m[1]?.toLowerCase() ?? '';
@@ -174,7 +241,7 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
         year: c.get('year') ?? undefined,
         month: c.get('month') ?? undefined,
         day: c.get('day') ?? undefined,
-        hour: hasTime ? (hourFrom.get('hour') ?? 0) : 0,
+        hour: hasTime ? afternoon(hourFrom) : 0,
         minute: hasTime ? (hourFrom.get('minute') ?? 0) : 0,
         second: 0,
       },
@@ -187,7 +254,9 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
   let end: DateTime | undefined;
   const endComponents = first.end ?? (second && !second.start.isCertain('day') && first.start.isCertain('hour') ? second.start : undefined);
   if (endComponents && (endComponents.isCertain('hour') || endComponents.isCertain('day'))) {
-    end = endComponents.isCertain('hour') ? start.set({ hour: endComponents.get('hour') ?? 0, minute: endComponents.get('minute') ?? 0 }) : place(endComponents);
+    end = endComponents.isCertain('hour')
+      ? start.set({ hour: afternoon(endComponents, start.hour >= 12), minute: endComponents.get('minute') ?? 0 })
+      : place(endComponents);
     if (end <= start && endComponents.isCertain('hour')) end = end.plus({ days: endComponents.isCertain('day') ? 0 : 1 });
     if (endComponents.isCertain('day') && endComponents.isCertain('hour')) end = place(endComponents, endComponents);
   }
@@ -214,12 +283,20 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
   };
 }
 
+/** An hour from 1 to 7 said without am/pm is in the afternoon ("between 2 and 4"), as people mean it at work. */
+function afternoon(c: chrono.ParsedComponents, pm = false): number {
+  const hour = c.get('hour') ?? 0;
+  if (c.isCertain('meridiem') || hour === 0 || hour > 12) return hour;
+  return (hour >= 1 && hour <= 7) || (pm && hour < 12) ? hour + 12 : hour;
+}
+
 /** A past window for searches ("since Monday", "last week", "in March", "yesterday"): YYYY-MM-DD bounds. */
 export function parseSearchWindow(text: string, lang: Lang, now: Date): { after?: string; before?: string; span: string } | undefined {
   const results = PARSERS[lang].parse(text, { instant: now, timezone: 0 }, { forwardDate: false });
   const r = results[0];
   if (!r) return undefined;
-  const day = (c: chrono.ParsedComponents) => DateTime.fromObject({ year: c.get('year') ?? 0, month: c.get('month') ?? 1, day: c.get('day') ?? 1 }, { zone: 'UTC' });
+  const day = (c: chrono.ParsedComponents) =>
+    DateTime.fromObject({ year: c.get('year') ?? 0, month: c.get('month') ?? 1, day: c.get('day') ?? 1 }, { zone: 'UTC' });
   const start = day(r.start);
   const fmt = (d: DateTime) => d.toISODate() ?? '';
   const before = /\b(?:before|until|avant|vor|antes)\s*$/i.test(text.slice(0, r.index).trimEnd());
@@ -227,7 +304,9 @@ export function parseSearchWindow(text: string, lang: Lang, now: Date): { after?
   if (r.end) return { after: fmt(start), before: fmt(day(r.end).plus({ days: 1 })), span: r.text };
   const since = /\b(?:since|after|from|depuis|seit|desde)\s*$/i.test(text.slice(0, r.index).trimEnd());
   if (since) return { after: fmt(start), span: r.text };
-  if (/\bweek\b|semaine|woche|semana/i.test(r.text)) return { after: fmt(start.startOf('week')), before: fmt(start.startOf('week').plus({ days: 7 })), span: r.text };
-  if (!r.start.isCertain('day') && r.start.isCertain('month')) return { after: fmt(start.startOf('month')), before: fmt(start.startOf('month').plus({ months: 1 })), span: r.text };
+  if (/\bweek\b|semaine|woche|semana/i.test(r.text))
+    return { after: fmt(start.startOf('week')), before: fmt(start.startOf('week').plus({ days: 7 })), span: r.text };
+  if (!r.start.isCertain('day') && r.start.isCertain('month'))
+    return { after: fmt(start.startOf('month')), before: fmt(start.startOf('month').plus({ months: 1 })), span: r.text };
   return { after: fmt(start), before: fmt(start.plus({ days: 1 })), span: r.text };
 }

@@ -3,9 +3,24 @@ import type { ToolHints } from '../../types.js';
 export const GMAIL_HINTS: ToolHints = {
   nouns: ['gmail', 'email', 'emails', 'mail', 'mails', 'inbox', 'mailbox', 'e-mail', 'draft', 'drafts', '@email'],
   actions: {
-    send_email: { verbs: ['send', 'email', 'mail', 'shoot', 'forward', 'drop'], objects: ['email', 'mail', 'message', 'note', '@email'], not: ['draft', 'drafts', 'compose', 'prepare', 'reply', 'respond'] },
-    create_draft: { verbs: ['draft', 'compose', 'prepare', 'write', 'create', 'save', 'start'], objects: ['email', 'mail', 'message', 'draft', 'note', '@email', 'reply'] },
-    reply_to_email: { verbs: ['reply', 'respond', 'answer', 'write'], objects: ['email', 'mail', 'message', 'thread', '@email'], not: ['draft', 'comment', 'issue', 'pr', 'pull request'] },
-    search_email: { verbs: ['search', 'find', 'list', 'show', 'get', 'check', 'read', 'look', 'any', 'what', 'which', 'fetch', 'see', 'display', 'pull'], objects: ['emails', 'email', 'mail', 'mails', 'messages', 'inbox', 'mailbox', 'unread'], not: ['draft'] },
+    send_email: {
+      verbs: ['send', 'email', 'mail', 'shoot', 'forward', 'drop'],
+      objects: ['email', 'mail', 'message', 'note', '@email'],
+      not: ['draft', 'drafts', 'compose', 'prepare', 'reply', 'respond'],
+    },
+    create_draft: {
+      verbs: ['draft', 'compose', 'prepare', 'write', 'create', 'save', 'start'],
+      objects: ['email', 'mail', 'message', 'draft', 'note', '@email', 'reply'],
+    },
+    reply_to_email: {
+      verbs: ['reply', 'respond', 'answer', 'write'],
+      objects: ['email', 'mail', 'message', 'thread', '@email'],
+      not: ['draft', 'comment', 'issue', 'pr', 'pull request'],
+    },
+    search_email: {
+      verbs: ['search', 'find', 'list', 'show', 'get', 'check', 'read', 'look', 'any', 'what', 'which', 'fetch', 'see', 'display', 'pull'],
+      objects: ['emails', 'email', 'mail', 'mails', 'messages', 'inbox', 'mailbox', 'unread'],
+      not: ['draft'],
+    },
   },
 };

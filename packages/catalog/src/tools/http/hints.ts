@@ -3,7 +3,36 @@ import type { ToolHints } from '../../types.js';
 export const HTTP_HINTS: ToolHints = {
   nouns: ['http', 'https', 'url', '@url', 'endpoint', 'webhook', 'api', 'website', 'webpage', 'page'],
   actions: {
-    fetch: { verbs: ['fetch', 'get', 'download', 'load', 'open', 'read', 'check', 'retrieve', 'grab', 'request', 'call', 'hit', 'curl', 'ping', 'see', 'show', 'what', 'visit', 'scrape', 'pull'], objects: ['@url'], not: ['post', 'submit', 'send'] },
-    post: { verbs: ['post', 'submit', 'send', 'push', 'trigger', 'notify', 'call', 'hit'], objects: ['@url'], not: ['fetch', 'get', 'download'] },
+    fetch: {
+      verbs: [
+        'fetch',
+        'get',
+        'download',
+        'load',
+        'open',
+        'read',
+        'check',
+        'retrieve',
+        'grab',
+        'request',
+        'call',
+        'hit',
+        'curl',
+        'ping',
+        'see',
+        'show',
+        'what',
+        'visit',
+        'scrape',
+        'pull',
+      ],
+      objects: ['@url'],
+      not: ['post', 'submit', 'send'],
+    },
+    post: {
+      verbs: ['post', 'submit', 'send', 'push', 'trigger', 'notify', 'call', 'hit'],
+      objects: ['@url'],
+      not: ['fetch', 'get', 'download'],
+    },
   },
 };

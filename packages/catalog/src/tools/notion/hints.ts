@@ -3,10 +3,26 @@ import type { ToolHints } from '../../types.js';
 export const NOTION_HINTS: ToolHints = {
   nouns: ['notion', 'page', 'pages', 'database', 'wiki', 'doc', 'note', 'notes', 'db'],
   actions: {
-    create_page: { verbs: ['create', 'add', 'new', 'write', 'make', 'save', 'record', 'log', 'jot', 'note', 'start'], objects: ['page', 'note', 'doc', 'entry', 'notion', 'database', 'db'], not: ['append'] },
-    query_database: { verbs: ['query', 'list', 'show', 'get', 'find', 'fetch', 'what', 'which', 'display', 'read', 'look', 'filter', 'see'], objects: ['database', 'db', 'entries', 'rows', 'items', 'table'] },
-    search: { verbs: ['search', 'find', 'look', 'locate', 'list', 'show'], objects: ['notion', 'page', 'pages', 'doc', 'docs', 'notes', 'wiki'] },
-    get_page: { verbs: ['get', 'read', 'show', 'open', 'fetch', 'display', 'see', 'what'], objects: ['page', 'doc', 'note', 'contents', 'content'] },
-    append_to_page: { verbs: ['append', 'add', 'write', 'put', 'insert', 'attach', 'include'], objects: ['page', 'doc', 'note', 'notes', 'wiki'] },
+    create_page: {
+      verbs: ['create', 'add', 'new', 'write', 'make', 'save', 'record', 'log', 'jot', 'note', 'start'],
+      objects: ['page', 'note', 'doc', 'entry', 'notion', 'database', 'db'],
+      not: ['append'],
+    },
+    query_database: {
+      verbs: ['query', 'list', 'show', 'get', 'find', 'fetch', 'what', 'which', 'display', 'read', 'look', 'filter', 'see'],
+      objects: ['database', 'db', 'entries', 'rows', 'items', 'table'],
+    },
+    search: {
+      verbs: ['search', 'find', 'look', 'locate', 'list', 'show'],
+      objects: ['notion', 'page', 'pages', 'doc', 'docs', 'notes', 'wiki'],
+    },
+    get_page: {
+      verbs: ['get', 'read', 'show', 'open', 'fetch', 'display', 'see', 'what'],
+      objects: ['page', 'doc', 'note', 'contents', 'content'],
+    },
+    append_to_page: {
+      verbs: ['append', 'add', 'write', 'put', 'insert', 'attach', 'include'],
+      objects: ['page', 'doc', 'note', 'notes', 'wiki'],
+    },
   },
 };

@@ -1,6 +1,23 @@
 import type { ToolHints } from '../../types.js';
 
-const TELL = ['post', 'send', 'say', 'tell', 'notify', 'announce', 'share', 'write', 'ping', 'message', 'drop', 'let', 'inform', 'broadcast', 'remind', 'put'];
+const TELL = [
+  'post',
+  'send',
+  'say',
+  'tell',
+  'notify',
+  'announce',
+  'share',
+  'write',
+  'ping',
+  'message',
+  'drop',
+  'let',
+  'inform',
+  'broadcast',
+  'remind',
+  'put',
+];
 
 export const SLACK_HINTS: ToolHints = {
   nouns: ['slack', 'channel', 'channels', 'dm', 'direct message', 'workspace', '@channel'],
@@ -10,6 +27,10 @@ export const SLACK_HINTS: ToolHints = {
     list_channels: { verbs: ['list', 'show', 'get', 'find', 'what', 'which', 'display', 'see'], objects: ['channels'] },
     create_channel: { verbs: ['create', 'make', 'new', 'set', 'start', 'open', 'add'], objects: ['channel'], not: ['invite'] },
     invite_to_channel: { verbs: ['invite', 'add'], objects: ['@channel', 'channel'] },
-    list_messages: { verbs: ['read', 'show', 'get', 'list', 'fetch', 'what', 'see', 'check', 'catch', 'display', 'look'], objects: ['messages', 'history', 'conversation', 'posts', 'said', 'going'], not: ['summary', 'summarize'] },
+    list_messages: {
+      verbs: ['read', 'show', 'get', 'list', 'fetch', 'what', 'see', 'check', 'catch', 'display', 'look'],
+      objects: ['messages', 'history', 'conversation', 'posts', 'said', 'going'],
+      not: ['summary', 'summarize'],
+    },
   },
 };

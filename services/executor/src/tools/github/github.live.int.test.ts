@@ -214,7 +214,7 @@ describe('GitHub live actions against a fake GitHub', () => {
         code: 'step_failed',
         recoverable: false,
         message:
-          'GitHub refused to create the repository taken (HTTP 422): Repository creation failed.; name already exists on this account',
+          'GitHub refused to create the repository taken (HTTP 422): Repository creation failed. (name already exists on this account)',
         suggestion: 'A repository named taken already exists on this account: choose another name, or use the existing one',
       },
     });
@@ -226,7 +226,7 @@ describe('GitHub live actions against a fake GitHub', () => {
       outcome: 'failed',
       error: {
         code: 'step_failed',
-        message: expect.stringContaining('(HTTP 422): Validation Failed; q missing'),
+        message: expect.stringContaining('(HTTP 422): Validation Failed (q: missing)'),
         suggestion: expect.stringContaining('search query'),
       },
     });

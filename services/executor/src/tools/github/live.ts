@@ -51,20 +51,15 @@ async function gh<T>(ctx: ToolContext, action: string, method: GhMethod, path: s
   return res.data;
 }
 
-/** GitHub's 422 body: "Validation Failed" plus what each error says (or its field and code). */
-function validationDetail(body: unknown): string {
-  const b = (body ?? {}) as { message?: unknown; errors?: unknown };
-  const errors = Array.isArray(b.errors) ? (b.errors as Record<string, unknown>[]) : [];
-  const parts = errors.map((e) =>
-    typeof e['message'] === 'string' ? e['message'] : [e['field'], e['code']].filter((x) => typeof x === 'string').join(' '),
-  );
-  return [messageOf(body), ...parts].filter(Boolean).join('; ') || 'no detail';
+/** GitHub's message with what each validation error says (provider-http's messageOf reads `errors`). */
+function detailOf(body: unknown): string {
+  return messageOf(body) ?? 'no detail';
 }
 
 /** A refusal read from its status and body, with a suggestion in the user's terms. */
 function refused(what: string, suggest: (status: number, detail: string) => string | undefined) {
   return (status: number, body: unknown) => {
-    const detail = validationDetail(body);
+    const detail = detailOf(body);
     return new ToolError('step_failed', `GitHub refused to ${what} (HTTP ${status}): ${detail}`, false, suggest(status, detail));
   };
 }
