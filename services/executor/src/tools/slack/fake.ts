@@ -62,15 +62,19 @@ export const SLACK_USERS = [
     profile: { display_name: 'chloé', real_name: 'Chloé Dubois', email: 'chloe@acme.test' },
   },
   { id: 'U04OLD', name: 'gone', real_name: 'Gone Away', deleted: true, profile: { display_name: 'gone', real_name: 'Gone Away' } },
+  { id: 'U05SAM', name: 'sam.lee', real_name: 'Sam Lee', profile: { display_name: 'sam', real_name: 'Sam Lee', email: 'sam@acme.test' } },
+  { id: 'U06SAML', name: 'saml', real_name: 'Sam Lee', profile: { display_name: 'saml', real_name: 'Sam Lee', email: 'saml@acme.test' } },
 ];
+/** users.list answers fewer than asked, as Slack may: resolution must follow the cursor. */
+const USERS_PAGE = 3;
 
 const ok = (body: Record<string, unknown>): Reply => ({ status: 200, body: { ok: true, ...body } });
 const no = (error: string): Reply => ({ status: 200, body: { ok: false, error } });
 
 /** Slack's cursor pagination: the cursor is the next offset, base64 as Slack's are opaque. */
-function page<T>(all: readonly T[], q: URLSearchParams): { items: T[]; next: string } {
+function page<T>(all: readonly T[], q: URLSearchParams, max = 1000): { items: T[]; next: string } {
   const from = Number(Buffer.from(q.get('cursor') ?? '', 'base64').toString() || 0);
-  const size = Number(q.get('limit') ?? 100);
+  const size = Math.min(Number(q.get('limit') ?? 100), max);
   const next = from + size < all.length ? Buffer.from(String(from + size)).toString('base64') : '';
   return { items: all.slice(from, from + size), next };
 }
@@ -109,7 +113,7 @@ export async function startFakeSlack(tokens?: Iterable<string>): Promise<FakeSla
             return ok({ channels: items, response_metadata: { next_cursor: next } });
           }
           case 'GET /users.list': {
-            const { items, next } = page(SLACK_USERS, q);
+            const { items, next } = page(SLACK_USERS, q, USERS_PAGE);
             return ok({ members: items, response_metadata: { next_cursor: next } });
           }
           case 'GET /users.lookupByEmail': {
