@@ -90,7 +90,7 @@ export async function startFakeSlack(tokens?: Iterable<string>): Promise<FakeSla
   const ims = new Map<string, string>();
   const byId = (id: string) => SLACK_USERS.find((u) => u.id === id && !u.deleted);
   // Slack accepts form-encoded or JSON bodies; this fake takes JSON, as the adapter sends.
-  const body = (req: FakeRequest) => (req.body ?? {}) as Record<string, unknown>;
+  const body = (req: FakeRequest) => (req.body ?? {}) as Record<string, string | boolean | undefined>;
   const fake = await startFakeProvider(
     {
       fault,

@@ -1,6 +1,6 @@
 import type { AxiosResponse } from 'axios';
 import { findAction } from '@tes/catalog';
-import { ToolError, type ActionImpl, type ToolContext } from '../tool.js';
+import { text, ToolError, type ActionImpl, type ToolContext } from '../tool.js';
 import { notFound, slackFailure } from './errors.js';
 import { callProvider, classifyHttp, retryAfterMs, type Verdict } from '../../providers/provider-http.js';
 
@@ -234,7 +234,7 @@ export const slackLive: Record<string, ActionImpl> = {
   list_messages: async (input, ctx) => {
     const written = String(input['channel']);
     const channel = await channelId(ctx, 'list_messages', written);
-    const oldest = input['oldest'] ? (Date.parse(String(input['oldest'])) / 1000).toFixed(6) : undefined;
+    const oldest = input['oldest'] ? (Date.parse(text(input['oldest'])) / 1000).toFixed(6) : undefined;
     const r = await slack<{ messages: { ts: string; user?: string; bot_id?: string; username?: string; text?: string }[] }>(
       ctx,
       'list_messages',

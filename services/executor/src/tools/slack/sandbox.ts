@@ -1,4 +1,4 @@
-import type { ActionImpl, ToolContext } from '../tool.js';
+import { text, type ActionImpl, type ToolContext } from '../tool.js';
 import { sandboxScope } from '../../sandbox/sandbox-scope.js';
 import { slackFailure } from './errors.js';
 
@@ -108,7 +108,7 @@ export const slackSandbox: Record<string, ActionImpl> = {
   list_messages: async (input, ctx) => {
     const scope = await sandboxScope(ctx, 'slack');
     const channel = await existing(ctx, scope, String(input['channel']));
-    const oldest = input['oldest'] ? Date.parse(String(input['oldest'])) : 0;
+    const oldest = input['oldest'] ? Date.parse(text(input['oldest'])) : 0;
     const items = (await ctx.env.sandbox.list(scope, 'message', channel.name))
       .filter((d) => new Date(d.created_at).getTime() >= oldest)
       .slice(0, Number(input['limit'] ?? 20))
