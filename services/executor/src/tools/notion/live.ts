@@ -10,7 +10,16 @@ import { blocksText, paragraphBlocks, propertyCondition, type NBlock, type NProp
  */
 export const NOTION_VERSION = '2022-06-28';
 
-function call<T>(ctx: ToolContext, action: string, method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown, subject = '') {
+function call<T>(
+  ctx: ToolContext,
+  action: string,
+  method: 'GET' | 'POST' | 'PATCH',
+  path: string,
+  body?: unknown,
+  subject = '',
+  /** A second write of the same step to the same path needs its own key, or it would be answered as a replay of the first. */
+  part = 0,
+) {
   const def = findAction('notion', action);
   return callProvider<T>(ctx, {
     service: 'notion',
@@ -20,7 +29,11 @@ function call<T>(ctx: ToolContext, action: string, method: 'GET' | 'POST' | 'PAT
     body,
     // Reads inside a write action (the page before appending) carry no Idempotency-Key.
     write: method !== 'GET' && def?.side_effect !== 'read',
-    headers: { 'Notion-Version': NOTION_VERSION, 'Content-Type': 'application/json' },
+    headers: {
+      'Notion-Version': NOTION_VERSION,
+      'Content-Type': 'application/json',
+      ...(part > 0 ? { 'Idempotency-Key': `${ctx.step.idempotency_key}#${part}` } : {}),
+    },
     accessHint: 'access to the page or database (share it with the integration on the consent screen)',
     classify: classifyHttp,
     passThrough: ['not_found', 'rejected'],
@@ -163,7 +176,7 @@ export const notionLive: Record<string, ActionImpl> = {
     const children = paragraphBlocks(text(input['content']));
     // Notion appends at most 100 blocks a request.
     for (let i = 0; i < children.length; i += 100) {
-      await call(ctx, 'append_to_page', 'PATCH', `/blocks/${id}/children`, { children: children.slice(i, i + 100) }, 'page');
+      await call(ctx, 'append_to_page', 'PATCH', `/blocks/${id}/children`, { children: children.slice(i, i + 100) }, 'page', i / 100);
     }
     return { page_id: text(input['page_id']), appended: children.length };
   },
