@@ -18,7 +18,7 @@ export interface NPage {
 }
 
 /** Every database of the fake has these properties (name → type). */
-export const NOTION_SCHEMA: Record<string, string> = {
+const NOTION_SCHEMA: Record<string, string> = {
   Name: 'title',
   Status: 'status',
   Priority: 'select',
@@ -29,7 +29,7 @@ export const NOTION_SCHEMA: Record<string, string> = {
 };
 
 /** A database the search endpoint knows. */
-export const NOTION_DATABASE = {
+const NOTION_DATABASE = {
   object: 'database',
   id: 'db1',
   url: 'https://www.notion.so/db1',

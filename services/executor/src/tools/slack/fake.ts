@@ -41,7 +41,7 @@ const CHANNELS: Channel[] = [
 ];
 
 /** The workspace's people, as users.list answers them; the token is U00ME's. */
-export const SLACK_USERS = [
+const SLACK_USERS = [
   { id: 'U00ME', name: 'me', real_name: 'Me Myself', profile: { display_name: 'me', real_name: 'Me Myself', email: 'me@acme.test' } },
   {
     id: 'U01ALICE',
