@@ -1,4 +1,7 @@
-import { int, limit, listOf, str, type ToolDef } from '../../types.js';
+import { dateTime, int, limit, listOf, str, type ToolDef } from '../../types.js';
+
+const channel = str({ minLength: 1, maxLength: 80, pattern: '^[^#\\s][^\\s]*$', description: 'Channel name without "#", or channel id' });
+const user = str({ minLength: 1, maxLength: 254, description: 'Slack user id, @handle or name, or email address' });
 
 export const slackChannel = {
   type: 'object',
@@ -19,7 +22,7 @@ export const SLACK_TOOL: ToolDef = {
       input: {
         type: 'object',
         properties: {
-          channel: str({ minLength: 1, maxLength: 80, pattern: '^[^#\\s][^\\s]*$' }),
+          channel,
           text: str({ minLength: 1, maxLength: 40000 }),
         },
         required: ['channel', 'text'],
@@ -40,6 +43,82 @@ export const SLACK_TOOL: ToolDef = {
       input: { type: 'object', properties: { limit: limit(1000, 100) }, additionalProperties: false },
       output: listOf(slackChannel),
       scopes: ['channels:read'],
+      side_effect: 'read',
+    },
+    {
+      name: 'send_direct_message',
+      description: 'Sends a direct message to one person (user id, @handle, name or email).',
+      keywords: ['dm', 'message', 'send', 'tell', 'ping', 'write'],
+      input: {
+        type: 'object',
+        properties: { user, text: str({ minLength: 1, maxLength: 40000 }) },
+        required: ['user', 'text'],
+        additionalProperties: false,
+      },
+      output: {
+        type: 'object',
+        properties: { channel: str(), ts: str(), text: str(), user: str({ description: 'The recipient’s user id' }) },
+        required: ['channel', 'ts', 'text', 'user'],
+      },
+      // users:read(.email) to find the person, im:write to open the conversation.
+      scopes: ['chat:write', 'im:write', 'users:read', 'users:read.email'],
+      side_effect: 'write',
+    },
+    {
+      name: 'create_channel',
+      description: 'Creates a channel (lowercase name without "#"), public unless is_private.',
+      keywords: ['create', 'new', 'make', 'open', 'start'],
+      input: {
+        type: 'object',
+        properties: {
+          name: str({ minLength: 1, maxLength: 80, pattern: '^[^\\sA-Z#.,]+$', description: 'Lowercase, no spaces, "#", dots or commas' }),
+          is_private: { type: 'boolean', default: false },
+        },
+        required: ['name'],
+        additionalProperties: false,
+      },
+      output: {
+        type: 'object',
+        properties: { id: str(), name: str(), is_private: { type: 'boolean' } },
+        required: ['id', 'name', 'is_private'],
+      },
+      scopes: ['channels:manage', 'groups:write'],
+      side_effect: 'write',
+    },
+    {
+      name: 'invite_to_channel',
+      description: 'Invites people (user ids, @handles, names or emails) to a channel.',
+      keywords: ['invite', 'add'],
+      input: {
+        type: 'object',
+        properties: { channel, users: { type: 'array', items: user, minItems: 1, maxItems: 100 } },
+        required: ['channel', 'users'],
+        additionalProperties: false,
+      },
+      output: {
+        type: 'object',
+        properties: { channel: str({ description: 'Channel id' }), invited: { type: 'array', items: str({ description: 'User id' }) } },
+        required: ['channel', 'invited'],
+      },
+      scopes: ['channels:manage', 'groups:write', 'channels:read', 'groups:read', 'users:read', 'users:read.email'],
+      side_effect: 'write',
+    },
+    {
+      name: 'list_messages',
+      description: 'Reads the recent messages of a channel, newest first, optionally since a date-time.',
+      keywords: ['read', 'list', 'show', 'get', 'fetch', 'check', 'latest', 'recent'],
+      input: {
+        type: 'object',
+        properties: { channel, limit: limit(200, 20), oldest: { ...dateTime, description: 'Only messages after this ISO 8601 date-time' } },
+        required: ['channel'],
+        additionalProperties: false,
+      },
+      output: listOf({
+        type: 'object',
+        properties: { ts: str(), user: str(), text: str(), time: dateTime },
+        required: ['ts', 'user', 'text', 'time'],
+      }),
+      scopes: ['channels:history', 'groups:history', 'channels:read', 'groups:read'],
       side_effect: 'read',
     },
   ],

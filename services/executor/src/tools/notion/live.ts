@@ -1,6 +1,7 @@
 import { findAction } from '@tes/catalog';
-import type { ActionImpl, ToolContext } from '../tool.js';
-import { callProvider, classifyHttp } from '../../providers/provider-http.js';
+import { text, ToolError, type ActionImpl, type ToolContext } from '../tool.js';
+import { callProvider, classifyHttp, messageOf } from '../../providers/provider-http.js';
+import { blocksText, paragraphBlocks, propertyCondition, type NBlock, type NProperty } from './content.js';
 
 /**
  * Notion API (NOTION_API_URL, default https://api.notion.com/v1), version 2022-06-28.
@@ -9,7 +10,16 @@ import { callProvider, classifyHttp } from '../../providers/provider-http.js';
  */
 export const NOTION_VERSION = '2022-06-28';
 
-function call<T>(ctx: ToolContext, action: string, method: 'GET' | 'POST', path: string, body?: unknown) {
+function call<T>(
+  ctx: ToolContext,
+  action: string,
+  method: 'GET' | 'POST' | 'PATCH',
+  path: string,
+  body?: unknown,
+  subject = '',
+  /** A second write of the same step to the same path needs its own key, or it would be answered as a replay of the first. */
+  part = 0,
+) {
   const def = findAction('notion', action);
   return callProvider<T>(ctx, {
     service: 'notion',
@@ -17,24 +27,53 @@ function call<T>(ctx: ToolContext, action: string, method: 'GET' | 'POST', path:
     method,
     path,
     body,
-    write: def?.side_effect !== 'read',
-    headers: { 'Notion-Version': NOTION_VERSION, 'Content-Type': 'application/json' },
+    // Reads inside a write action (the page before appending) carry no Idempotency-Key.
+    write: method !== 'GET' && def?.side_effect !== 'read',
+    headers: {
+      'Notion-Version': NOTION_VERSION,
+      'Content-Type': 'application/json',
+      ...(part > 0 ? { 'Idempotency-Key': `${ctx.step.idempotency_key}#${part}` } : {}),
+    },
     accessHint: 'access to the page or database (share it with the integration on the consent screen)',
     classify: classifyHttp,
-  });
+    passThrough: ['not_found', 'rejected'],
+  }).then((res) => (res.status >= 400 ? notionFailure(res.status, res.data, subject) : res));
+}
+
+/** Notion's 404 and 400 answers in the user's terms. */
+function notionFailure(status: number, body: unknown, subject: string): never {
+  const detail = messageOf(body) ?? `HTTP ${status}`;
+  if (status === 404) {
+    throw new ToolError(
+      'step_failed',
+      `Notion has no ${subject || 'page or database'} shared with the integration (${detail})`,
+      false,
+      'Check the id or link, and share the page or database with the integration in Notion (••• menu → Connections)',
+    );
+  }
+  throw new ToolError('step_failed', `Notion rejected the request: ${detail}`, false, 'Check the names and values given for Notion');
 }
 
 interface NPage {
+  object?: 'page' | 'database';
   id: string;
   url: string;
   created_time: string;
+  last_edited_time?: string;
+  /** A database's own title. */
+  title?: { plain_text?: string }[];
   parent?: { database_id?: string; page_id?: string };
   properties?: Record<string, { type?: string; title?: { plain_text?: string; text?: { content?: string } }[] }>;
 }
 
-export function pageOut(p: NPage): Record<string, unknown> {
+function titleOf(p: NPage): string {
+  if (p.object === 'database') return (p.title ?? []).map((t) => t.plain_text ?? '').join('');
   const titleProp = Object.values(p.properties ?? {}).find((v) => v.type === 'title' || Array.isArray(v.title));
-  const title = (titleProp?.title ?? []).map((t) => t.plain_text ?? t.text?.content ?? '').join('');
+  return (titleProp?.title ?? []).map((t) => t.plain_text ?? t.text?.content ?? '').join('');
+}
+
+export function pageOut(p: NPage): Record<string, unknown> {
+  const title = titleOf(p);
   const parent = p.parent?.database_id ?? p.parent?.page_id;
   return { id: p.id, url: p.url, title, ...(parent ? { parent_id: parent } : {}), created_time: new Date(p.created_time).toISOString() };
 }
@@ -62,19 +101,83 @@ export const notionLive: Record<string, ActionImpl> = {
     return pageOut(r.data);
   },
   query_database: async (input, ctx) => {
-    const filter = input['filter_text'] ? { filter: { property: 'title', title: { contains: input['filter_text'] } } } : {};
+    const db = encodeURIComponent(text(input['database_id']));
+    const conditions: unknown[] = [];
+    if (input['filter_text']) conditions.push({ property: 'title', title: { contains: input['filter_text'] } });
+    const wanted = input['filter'] as Parameters<typeof propertyCondition>[0] | undefined;
+    if (wanted) {
+      // Notion types a filter by the property's type: read the database's properties first.
+      const schema = await call<{ properties: Record<string, NProperty> }>(
+        ctx,
+        'query_database',
+        'GET',
+        `/databases/${db}`,
+        undefined,
+        'database',
+      );
+      conditions.push(propertyCondition(wanted, schema.data.properties));
+    }
+    const filter = conditions.length > 1 ? { filter: { and: conditions } } : conditions.length === 1 ? { filter: conditions[0] } : {};
     const r = await call<{ results: NPage[] }>(
       ctx,
       'query_database',
       'POST',
-      `/databases/${encodeURIComponent(String(input['database_id']))}/query`,
+      `/databases/${db}/query`,
       {
         page_size: input['limit'] ?? 20,
         sorts: [{ timestamp: 'created_time', direction: 'descending' }],
         ...filter,
       },
+      'database',
     );
     const items = r.data.results.map(pageOut);
     return { items, count: items.length };
+  },
+  search: async (input, ctx) => {
+    const r = await call<{ results: NPage[] }>(ctx, 'search', 'POST', '/search', {
+      query: input['query'],
+      filter: { property: 'object', value: input['kind'] ?? 'page' },
+      sort: { direction: 'descending', timestamp: 'last_edited_time' },
+      page_size: input['limit'] ?? 10,
+    });
+    const items = r.data.results.map((p) => ({
+      id: p.id,
+      object: p.object ?? 'page',
+      title: titleOf(p),
+      url: p.url,
+      last_edited_time: new Date(p.last_edited_time ?? p.created_time).toISOString(),
+    }));
+    return { items, count: items.length };
+  },
+  get_page: async (input, ctx) => {
+    const id = encodeURIComponent(text(input['page_id']));
+    const page = await call<NPage>(ctx, 'get_page', 'GET', `/pages/${id}`, undefined, 'page');
+    const blocks: NBlock[] = [];
+    let cursor: string | null = null;
+    // The page's top-level blocks, 100 a request (Notion's maximum), up to 1000.
+    for (let n = 0; n < 10; n += 1) {
+      const qs: string = `?page_size=100${cursor ? `&start_cursor=${encodeURIComponent(cursor)}` : ''}`;
+      const r = await call<{ results: NBlock[]; has_more?: boolean; next_cursor?: string | null }>(
+        ctx,
+        'get_page',
+        'GET',
+        `/blocks/${id}/children${qs}`,
+        undefined,
+        'page',
+      );
+      blocks.push(...r.data.results);
+      cursor = r.data.has_more ? (r.data.next_cursor ?? null) : null;
+      if (!cursor) break;
+    }
+    return { id: page.data.id, title: titleOf(page.data), url: page.data.url, text: blocksText(blocks) };
+  },
+  append_to_page: async (input, ctx) => {
+    const id = encodeURIComponent(text(input['page_id']));
+    const children = paragraphBlocks(text(input['content']));
+    // Notion appends at most 100 blocks a request.
+    for (let i = 0; i < children.length; i += 100) {
+      await call(ctx, 'append_to_page', 'PATCH', `/blocks/${id}/children`, { children: children.slice(i, i + 100) }, 'page', i / 100);
+    }
+    return { page_id: text(input['page_id']), appended: children.length };
   },
 };

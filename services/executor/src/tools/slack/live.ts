@@ -1,12 +1,13 @@
 import type { AxiosResponse } from 'axios';
 import { findAction } from '@tes/catalog';
-import type { ActionImpl, ToolContext } from '../tool.js';
+import { text, ToolError, type ActionImpl, type ToolContext } from '../tool.js';
+import { notFound, slackFailure } from './errors.js';
 import { callProvider, classifyHttp, retryAfterMs, type Verdict } from '../../providers/provider-http.js';
 
 /**
  * Slack Web API (SLACK_API_URL, default https://slack.com/api). Slack answers most
  * errors with HTTP 200 and `{ok: false, error}`; 429 carries Retry-After. Slack takes
- * no idempotency key.
+ * no idempotency key. Names of people and channels are resolved to ids here.
  */
 function classify(res: AxiosResponse): Verdict {
   if (res.status === 429) return { kind: 'rate_limited', retryAfterMs: retryAfterMs(res) };
@@ -42,31 +43,133 @@ function classify(res: AxiosResponse): Verdict {
   }
 }
 
+/** Slack's ok:false codes that are the request's own fault: answered with the user's terms (errors.ts). */
+const PASS = ['not_found', 'rejected'] as const;
+
 async function slack<T>(
   ctx: ToolContext,
   action: string,
   method: 'GET' | 'POST',
   path: string,
-  extra: { params?: Record<string, unknown>; body?: unknown },
+  extra: { params?: Record<string, unknown>; body?: unknown; subject?: string },
 ): Promise<T> {
   const def = findAction('slack', action);
-  const res = await callProvider<T>(ctx, {
+  const res = await callProvider<T & { ok?: boolean; error?: string }>(ctx, {
     service: 'slack',
     scopes: def?.scopes ?? [],
     method,
     path,
-    write: def?.side_effect !== 'read',
+    // Lookups inside a write action are reads: no Idempotency-Key on them.
+    write: method === 'POST' && def?.side_effect !== 'read',
     classify,
+    passThrough: PASS,
     headers: method === 'POST' ? { 'Content-Type': 'application/json; charset=utf-8' } : {},
-    ...extra,
+    ...(extra.params ? { params: extra.params } : {}),
+    ...(extra.body !== undefined ? { body: extra.body } : {}),
   });
+  const body = (typeof res.data === 'object' && res.data !== null ? res.data : {}) as { ok?: boolean; error?: string };
+  if (body.ok !== true) slackFailure(body.error ?? `HTTP ${res.status}`, extra.subject);
   return res.data;
 }
+
+interface SlackUser {
+  id: string;
+  name?: string;
+  real_name?: string;
+  deleted?: boolean;
+  is_bot?: boolean;
+  profile?: { display_name?: string; real_name?: string; email?: string };
+}
+
+const USER_ID = /^[UW][A-Z0-9]{2,}$/;
+const CHANNEL_ID = /^[CGD][A-Z0-9]{2,}$/;
+const PAGE = 200;
+/** users.list / conversations.list pages read at most when resolving a name. */
+const MAX_PAGES = 20;
+
+/**
+ * Slack user ids for what a person wrote: an id as is, an email through
+ * users.lookupByEmail, an @handle or a name through users.list (read once per step).
+ */
+async function userIds(ctx: ToolContext, action: string, given: readonly string[]): Promise<string[]> {
+  let members: SlackUser[] | undefined;
+  const ids: string[] = [];
+  for (const raw of given) {
+    const who = raw.trim();
+    if (USER_ID.test(who)) {
+      ids.push(who);
+    } else if (/^[^@\s]+@[^@\s]+$/.test(who)) {
+      const r = await slack<{ user: SlackUser }>(ctx, action, 'GET', '/users.lookupByEmail', { params: { email: who }, subject: who });
+      ids.push(r.user.id);
+    } else {
+      members ??= await allUsers(ctx, action);
+      ids.push(matchUser(members, who));
+    }
+  }
+  return [...new Set(ids)];
+}
+
+async function allUsers(ctx: ToolContext, action: string): Promise<SlackUser[]> {
+  const out: SlackUser[] = [];
+  let cursor = '';
+  for (let page = 0; page < MAX_PAGES; page += 1) {
+    const r = await slack<{ members: SlackUser[]; response_metadata?: { next_cursor?: string } }>(ctx, action, 'GET', '/users.list', {
+      params: { limit: PAGE, ...(cursor ? { cursor } : {}) },
+    });
+    out.push(...r.members.filter((m) => !m.deleted));
+    cursor = r.response_metadata?.next_cursor ?? '';
+    if (!cursor) break;
+  }
+  return out;
+}
+
+/** A handle (name, display name) first, then a full name; several people of one full name is ambiguous. */
+function matchUser(members: readonly SlackUser[], written: string): string {
+  const who = written.replace(/^@/, '').trim().toLowerCase();
+  const handle = members.find((m) => m.name?.toLowerCase() === who || m.profile?.display_name?.toLowerCase() === who);
+  if (handle) return handle.id;
+  const named = members.filter((m) => (m.real_name ?? m.profile?.real_name ?? '').toLowerCase() === who);
+  if (named.length === 1 && named[0]) return named[0].id;
+  if (named.length > 1) {
+    throw new ToolError(
+      'step_failed',
+      `Several Slack users are named "${written}": ${named.map((m) => `@${m.name ?? m.id}`).join(', ')}`,
+      false,
+      'Name the person by their @handle or email address',
+    );
+  }
+  return notFound('user', `"${written}"`);
+}
+
+/** A channel id for a name (without "#") through conversations.list; an id is taken as is. */
+async function channelId(ctx: ToolContext, action: string, given: string): Promise<string> {
+  const name = given.replace(/^#/, '').trim();
+  if (CHANNEL_ID.test(name)) return name;
+  let cursor = '';
+  for (let page = 0; page < MAX_PAGES; page += 1) {
+    const r = await slack<{ channels: { id: string; name: string }[]; response_metadata?: { next_cursor?: string } }>(
+      ctx,
+      action,
+      'GET',
+      '/conversations.list',
+      { params: { limit: PAGE, exclude_archived: true, types: 'public_channel,private_channel', ...(cursor ? { cursor } : {}) } },
+    );
+    const hit = r.channels.find((c) => c.name.toLowerCase() === name.toLowerCase());
+    if (hit) return hit.id;
+    cursor = r.response_metadata?.next_cursor ?? '';
+    if (!cursor) break;
+  }
+  return notFound('channel', `#${name}`);
+}
+
+/** Slack timestamps are seconds since the epoch with a sequence fraction ("1710000000.000100"). */
+const tsToIso = (ts: string) => new Date(Math.floor(Number(ts) * 1000)).toISOString();
 
 export const slackLive: Record<string, ActionImpl> = {
   post_message: async (input, ctx) => {
     const r = await slack<{ channel: string; ts: string; message?: { text?: string } }>(ctx, 'post_message', 'POST', '/chat.postMessage', {
       body: { channel: input['channel'], text: input['text'] },
+      subject: `#${String(input['channel'])}`,
     });
     return { channel: r.channel, ts: r.ts, text: r.message?.text ?? String(input['text']) };
   },
@@ -81,6 +184,71 @@ export const slackLive: Record<string, ActionImpl> = {
       },
     );
     const items = r.channels.map((c) => ({ id: c.id, name: c.name, is_private: c.is_private ?? false, num_members: c.num_members ?? 0 }));
+    return { items, count: items.length };
+  },
+  send_direct_message: async (input, ctx) => {
+    const written = String(input['user']);
+    const [user] = await userIds(ctx, 'send_direct_message', [written]);
+    if (!user) return notFound('user', `"${written}"`);
+    // conversations.open answers the existing DM with that person, or opens one.
+    const open = await slack<{ channel: { id: string } }>(ctx, 'send_direct_message', 'POST', '/conversations.open', {
+      body: { users: user },
+      subject: `"${written}"`,
+    });
+    const r = await slack<{ channel: string; ts: string; message?: { text?: string } }>(
+      ctx,
+      'send_direct_message',
+      'POST',
+      '/chat.postMessage',
+      {
+        body: { channel: open.channel.id, text: input['text'] },
+        subject: `"${written}"`,
+      },
+    );
+    return { channel: r.channel, ts: r.ts, text: r.message?.text ?? String(input['text']), user };
+  },
+  create_channel: async (input, ctx) => {
+    const name = String(input['name']);
+    const r = await slack<{ channel: { id: string; name: string; is_private?: boolean } }>(
+      ctx,
+      'create_channel',
+      'POST',
+      '/conversations.create',
+      {
+        body: { name, is_private: input['is_private'] === true },
+        subject: `#${name}`,
+      },
+    );
+    return { id: r.channel.id, name: r.channel.name, is_private: r.channel.is_private ?? input['is_private'] === true };
+  },
+  invite_to_channel: async (input, ctx) => {
+    const written = String(input['channel']);
+    const channel = await channelId(ctx, 'invite_to_channel', written);
+    const users = await userIds(ctx, 'invite_to_channel', input['users'] as string[]);
+    const r = await slack<{ channel: { id: string } }>(ctx, 'invite_to_channel', 'POST', '/conversations.invite', {
+      body: { channel, users: users.join(',') },
+      subject: `#${written.replace(/^#/, '')}`,
+    });
+    return { channel: r.channel.id, invited: users };
+  },
+  list_messages: async (input, ctx) => {
+    const written = String(input['channel']);
+    const channel = await channelId(ctx, 'list_messages', written);
+    const oldest = input['oldest'] ? (Date.parse(text(input['oldest'])) / 1000).toFixed(6) : undefined;
+    const r = await slack<{ messages: { ts: string; user?: string; bot_id?: string; username?: string; text?: string }[] }>(
+      ctx,
+      'list_messages',
+      'GET',
+      '/conversations.history',
+      { params: { channel, limit: input['limit'] ?? 20, ...(oldest ? { oldest } : {}) }, subject: `#${written.replace(/^#/, '')}` },
+    );
+    // Slack answers newest first.
+    const items = r.messages.map((m) => ({
+      ts: m.ts,
+      user: m.user ?? m.bot_id ?? m.username ?? '',
+      text: m.text ?? '',
+      time: tsToIso(m.ts),
+    }));
     return { items, count: items.length };
   },
 };
