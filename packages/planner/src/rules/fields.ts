@@ -146,7 +146,13 @@ function channelName(s: Slots): string | undefined {
 function lookup(s: Slots, add: Add, kind: 'page' | 'database'): string | undefined {
   const uuid = entitiesOf(s, 'uuid')[0]?.value;
   if (uuid) return uuid;
-  const title = takeQuote(s, ['title', 'colon', 'quoted']);
+  const noun = kind === 'database' ? '(?:database|db|table)' : '(?:page|doc|note|wiki)';
+  const bare = s.clause.raw.replace(QUOTE, ' ');
+  const named =
+    new RegExp(`\\b(?:the|my|our)\\s+([\\p{L}\\p{N}][\\p{L}\\p{N} _-]{0,40}?)\\s+(?:notion\\s+)?${noun}\\b`, 'iu').exec(bare)?.[1] ??
+    new RegExp(`\\b${noun}\\s+(?:called\\s+|named\\s+)?([\\p{Lu}\\p{N}][\\p{L}\\p{N}_-]*)`, 'u').exec(bare)?.[1];
+  const title =
+    takeQuote(s, ['title', 'colon', 'quoted']) ?? (named && !/^(?:notion|same|new|this|that)$/i.test(named) ? named : undefined);
   if (!title) {
     const prev = previousData(s.state);
     if (prev && pointsBack(s.clause) && /^notion\.(?:create_page|get_page)$/.test(`${prev.step.tool}.${prev.step.action}`))
@@ -244,7 +250,10 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
       entitiesOf(s, 'channel')[0]?.value ??
       takeQuote(s, ['title', 'quoted']) ??
       /\bchannel\s+(?:called\s+|named\s+)?([\p{Ll}\p{N}_-]+)/iu.exec(s.clause.raw.replace(QUOTE, ' '))?.[1];
-    if (name && !/^(?:for|called|named|in|on|with|the)$/i.test(name)) put('name', name.toLowerCase().replace(/\s+/g, '-'));
+    if (name && !/^(?:for|called|named|in|on|with|the)$/i.test(name)) {
+      put('name', name.toLowerCase().replace(/\s+/g, '-'));
+      s.state.channel = name.toLowerCase().replace(/\s+/g, '-');
+    }
     if (/\bprivate\b/.test(s.clause.canon)) put('is_private', true);
   },
   'slack.invite_to_channel': (s, put) => {

@@ -36,6 +36,36 @@ export function hasTerm(clause: Clause, kinds: ReadonlySet<string>, term: string
   return clause.words.includes(term);
 }
 
+const QUESTION_WORDS = new Set([
+  'what',
+  'which',
+  'who',
+  'whom',
+  'whose',
+  'when',
+  'where',
+  'why',
+  'how',
+  'did',
+  'does',
+  'do',
+  'is',
+  'are',
+  'was',
+  'were',
+  'has',
+  'have',
+  'any',
+  'am',
+  'whats',
+]);
+
+/** A question ("what's on my calendar?", "did bob reply?"), not a request put as one ("can you post …?"). */
+export function isQuestion(clause: Clause): boolean {
+  const first = clause.words[0];
+  return first !== undefined && QUESTION_WORDS.has(first);
+}
+
 /** The actions the clause asks for, best first (ties kept: the caller decides what a tie means). */
 export function rankIntents(
   clause: Clause,
@@ -48,6 +78,8 @@ export function rankIntents(
   if (kinds.has('number')) kinds.add('number');
   const has = (t: string) => hasTerm(clause, kinds, t, hasQuote);
   const firstWord = clause.words[0] === 'please' ? clause.words[1] : clause.words[0];
+  // A question asks to read: "what did people say in #support?" never posts.
+  const question = isQuestion(clause);
   const out: Intent[] = [];
   for (const { tool, hints } of catalog) {
     const toolSignal = hints.nouns.filter(has).length;
@@ -56,10 +88,11 @@ export function rankIntents(
       if (!h) continue;
       const verbs = h.verbs.filter((v) => !ignore.has(v) && has(v));
       const phrase = h.phrases?.some((p) => ` ${clause.phrase} `.includes(` ${p} `) || ` ${clause.canon} `.includes(` ${p} `)) ?? false;
-      if (verbs.length === 0 && !phrase) continue;
+      if (verbs.length === 0 && !phrase && !(question && action.side_effect === 'read')) continue;
       const objects = h.objects.filter(has);
       if (h.objects.length > 0 && objects.length === 0 && !phrase) continue;
       if (h.not?.some(has)) continue;
+      if (question && action.side_effect !== 'read') continue;
       const leading = verbs.some((v) => v === firstWord) ? 3 : 0;
       const specific = Math.max(0, ...objects.map((o) => (o.startsWith('@') ? 2 : o.split(' ').length + (o.length > 5 ? 1 : 0))));
       out.push({

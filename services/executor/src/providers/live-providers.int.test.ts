@@ -299,9 +299,8 @@ describe('runStep with live keys against fake providers', () => {
       const res = await live({ tool: 'slack', action: 'post_message', input: { channel: 'no-such-channel', text: 'hi' } });
       expect(res.error).toMatchObject({
         code: 'step_failed',
-        message: 'Slack: not found (channel_not_found)',
-        suggestion:
-          'Check that the channel #no-such-channel exists, that its name is spelled right, and that the connected Slack account can see it',
+        message: 'Slack has no channel #no-such-channel that you can see (channel_not_found)',
+        suggestion: 'Check the channel name (without "#"); for a private channel, make sure you are a member of it',
       });
     });
 
@@ -311,10 +310,11 @@ describe('runStep with live keys against fake providers', () => {
         { tool: 'notion', action: 'query_database', input: { database_id: 'db-gone' } },
         { providerUrls: { ...settings.providerUrls!, notion: `${notion.url}/nowhere` } },
       );
-      expect(res.error).toMatchObject({ code: 'step_failed', message: 'Notion: not found (Could not find the object.)' });
-      expect(res.error?.suggestion).toMatch(
-        /^Check that the Notion database "db-gone" exists, .* connected Notion account can see it \(Notion needs access to the page or database \(share it with the integration/,
-      );
+      expect(res.error).toMatchObject({
+        code: 'step_failed',
+        message: 'Notion has no database shared with the integration (Could not find the object.)',
+      });
+      expect(res.error?.suggestion).toMatch(/share the page or database with the integration/);
     });
   });
 

@@ -6,7 +6,8 @@ export const NOTION_HINTS: ToolHints = {
     create_page: {
       verbs: ['create', 'add', 'new', 'write', 'make', 'save', 'record', 'log', 'jot', 'note', 'start'],
       objects: ['page', 'note', 'doc', 'entry', 'notion', 'database', 'db'],
-      not: ['append'],
+      // "Add 'Ship v2' to the page 'Q3 goals'" appends; it does not create a page.
+      not: ['append', 'to the page', 'to page', 'to the notion page', 'to my page', 'to my notion page', 'to the doc', 'to the wiki'],
     },
     query_database: {
       verbs: ['query', 'list', 'show', 'get', 'find', 'fetch', 'what', 'which', 'display', 'read', 'look', 'filter', 'see'],

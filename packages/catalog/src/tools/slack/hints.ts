@@ -26,10 +26,14 @@ export const SLACK_HINTS: ToolHints = {
     send_direct_message: { verbs: [...TELL, 'dm'], objects: ['@user', 'dm', 'direct message', 'privately'], not: ['@email'] },
     list_channels: { verbs: ['list', 'show', 'get', 'find', 'what', 'which', 'display', 'see'], objects: ['channels'] },
     create_channel: { verbs: ['create', 'make', 'new', 'set', 'start', 'open', 'add'], objects: ['channel'], not: ['invite'] },
-    invite_to_channel: { verbs: ['invite', 'add'], objects: ['@channel', 'channel'] },
+    invite_to_channel: {
+      verbs: ['invite', 'add'],
+      objects: ['@channel', 'channel', '@user'],
+      not: ['meeting', 'event', 'call', 'calendar'],
+    },
     list_messages: {
       verbs: ['read', 'show', 'get', 'list', 'fetch', 'what', 'see', 'check', 'catch', 'display', 'look'],
-      objects: ['messages', 'history', 'conversation', 'posts', 'said', 'going'],
+      objects: ['messages', 'history', 'conversation', 'posts', 'said', 'say', 'going', '@channel'],
       not: ['summary', 'summarize'],
     },
   },
