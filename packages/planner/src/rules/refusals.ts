@@ -18,7 +18,7 @@ export function noMatch(what: string): Refusal {
 }
 
 const TRIGGER =
-  /^\s*(?:when(?:ever)?|every\s+time|each\s+time|as\s+soon\s+as|once|if|anytime|any\s+time|lorsque|quand|chaque\s+fois\s+que|dès\s+que|si|wenn|sobald|immer\s+wenn|cuando|cada\s+vez\s+que|en\s+cuanto|si)\b[^.?!]*\b(?:new|gets?|is|are|arrives?|comes?\s+in|opened|created|labell?ed|posted|received?|merged|closed|fails?|mentions?|changes?|nouveau|nouvelle|arrive|reçois|neue[rs]?|ankommt|kommt|nuevo|nueva|llega)\b/iu;
+  /^\s*(?:(?:whenever|every\s+time|each\s+time|as\s+soon\s+as|anytime|any\s+time|chaque\s+fois\s+que|dès\s+que|sobald|immer\s+wenn|cada\s+vez\s+que|en\s+cuanto)\b|(?:when|once|if|lorsque|quand|si|wenn|cuando)\b[^.?!]*\b(?:new|gets?|is|are|arrives?|comes?\s+in|opened|opens|created|creates|labell?ed|posted|posts|received?|receives|merged|closed|fails?|mentions?|changes?|emails?|sends?|comments?|replies|nouveau|nouvelle|arrive|reçois|neue[rs]?|ankommt|kommt|nuevo|nueva|llega)\b)/iu;
 
 const INJECTION =
   /\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions?|prompts?|rules?|messages?)\b|\bsystem\s+(?:override|prompt|message|instruction)s?\b|\byou\s+are\s+now\b|\bdeveloper\s+mode\b|\bjailbreak\b|\bnew\s+instructions?\s*:|<\/?(?:system|assistant|tool)>|\bact\s+as\s+(?:an?\s+)?(?:admin|root|system)\b/i;

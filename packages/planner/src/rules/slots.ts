@@ -1,6 +1,6 @@
 import { ref } from '@tes/catalog';
 import type { Lang } from './lexicon.js';
-import { ENTITY, QUOTE, type Clause, type Entity, type EntityKind, type Quote } from './text.js';
+import { ENTITY, QUOTE, correctWord, type Clause, type Entity, type EntityKind, type Quote } from './text.js';
 import { parseSearchWindow, parseWhen, type When } from './time.js';
 
 /**
@@ -40,6 +40,17 @@ export interface Slots {
   when: When | undefined;
 }
 
+const DATE_WORDS =
+  /^(?:today|tonight|tomorrow|yesterday|monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|morning|afternoon|evening|noon|midnight)$/;
+
+/** "tomorow at 3" → "tomorrow at 3": misspelt date words corrected for the date parser, nothing else touched. */
+function fixDateWords(text: string): string {
+  return text.replace(/[\p{L}]{3,}/gu, (w) => {
+    const fixed = correctWord(w.toLowerCase());
+    return fixed !== w.toLowerCase() && DATE_WORDS.test(fixed) ? fixed : w;
+  });
+}
+
 export function slotsOf(clause: Clause, state: PlanState): Slots {
   const quoteIds = [...clause.raw.matchAll(QUOTE)].map((m) => Number(m[1]));
   const ents = [...clause.raw.matchAll(ENTITY)].map((m) => state.entities[Number(m[1])]).filter((e): e is Entity => !!e);
@@ -47,7 +58,7 @@ export function slotsOf(clause: Clause, state: PlanState): Slots {
     const e = state.entities[Number(i)];
     return e?.kind === 'number' ? ` #${e.value} ` : ' ';
   });
-  const when = parseWhen(plain, state.lang, state.now);
+  const when = parseWhen(fixDateWords(plain), state.lang, state.now);
   return { clause, state, quoteIds, ents, when };
 }
 
