@@ -105,7 +105,7 @@ function labels(s: Slots): string[] | undefined {
       s.clause.raw.replace(/⟨\d+⟩/g, ' '),
     );
   if (!bare?.[1]) return undefined;
-  const words = bare[1].split(/\s*(?:,|\band\b)\s*/).filter((w) => w && !/^(?:to|on|in|the|it|them|issue|bug)$/i.test(w));
+  const words = bare[1].split(/\s*(?:,|\band\b)\s*/).filter((w) => w && !/^(?:to|on|in|the|it|them|issue|issues|pr)$/i.test(w));
   return words.length > 0 ? words : undefined;
 }
 
@@ -191,8 +191,8 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
   'github.reopen_issue': (s, put) => put('issue_number', issueNumber(s, ['issue', 'ticket', 'bug', ''])),
   'github.update_issue': (s, put) => {
     put('issue_number', issueNumber(s, ['issue', 'ticket', 'bug', '']));
-    const title = quoteAfter(s, /\b(?:title|rename(?:\s+it)?|retitle(?:\s+it)?)\s*(?:to)?/);
-    put('title', title);
+    const renames = /\b(?:rename|retitle|title)\b/.test(s.clause.canon);
+    put('title', renames ? (quoteAfter(s, /\bto/) ?? takeQuote(s, ['quoted', 'title'])) : undefined);
     put('body', quoteAfter(s, /\b(?:body|description)\s*(?:to)?/));
     const assignee = /\bassign(?:\s+(?:it|this|the issue|⟨\d+⟩))?\s+to\s+@?([\p{L}\p{N}_-]+)/iu.exec(s.clause.raw);
     const user = entitiesOf(s, 'user')[0]?.value ?? assignee?.[1];
@@ -301,7 +301,7 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
     if (quoted) parts.push(/\s/.test(quoted) ? `"${quoted}"` : quoted);
     else {
       const about =
-        /\b(?:about|regarding|re|mentioning|containing|with the word|on the topic of|concerning)\s+([\p{L}\p{N} _-]{2,40}?)(?=\s+(?:from|to|since|in|on|this|last|today|yesterday|before|after)\b|[,.?!]|$)/iu.exec(
+        /\b(?:about|regarding|re|mentioning|containing|with the word|on the topic of|concerning|for)\s+(?!(?:last|this|the\s+last|the\s+past|past|today|yesterday|emails?|mails?|messages?)\b)([\p{L}\p{N} _-]{2,40}?)(?=\s+(?:from|to|since|in|on|this|last|today|yesterday|before|after)\b|[,.?!]|$)/iu.exec(
           s.clause.raw.replace(/⟨\d+⟩/g, ' '),
         );
       if (about?.[1]) parts.push(about[1].trim().replace(/^(?:the|a|an|my|our)\s+/i, ''));
@@ -350,7 +350,11 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
     }
   },
   'notion.create_page': (s, put, add) => {
-    const parentKind = /\b(?:under|inside|in|to)\s+(?:the\s+)?(?:page|wiki|doc)\b|\bpage\s+⟦/.test(s.clause.canon) ? 'page' : 'database';
+    const parentKind = /\b(?:under|inside|in|to)\s+(?:the\s+)?(?:page|wiki|doc)\b|\bpage\s+⟦|⟦\d+⟧\s+(?:notion\s+)?page\b/.test(
+      s.clause.canon,
+    )
+      ? 'page'
+      : 'database';
     const parentQuote = quoteAfter(s, /\b(?:in|into|under|to|inside)\s+(?:the|my|our)?\s*(?:database|db|page|wiki)?/);
     const uuid = entitiesOf(s, 'uuid')[0]?.value;
     put('title', takeQuote(s, ['title', 'colon', 'quoted']));

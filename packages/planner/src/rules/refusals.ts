@@ -24,7 +24,7 @@ const INJECTION =
   /\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions?|prompts?|rules?|messages?)\b|\bsystem\s+(?:override|prompt|message|instruction)s?\b|\byou\s+are\s+now\b|\bdeveloper\s+mode\b|\bjailbreak\b|\bnew\s+instructions?\s*:|<\/?(?:system|assistant|tool)>|\bact\s+as\s+(?:an?\s+)?(?:admin|root|system)\b/i;
 
 const NEEDS_MODEL =
-  /\b(?:summari[sz]e|summari[sz]ing|summary|summaries|tl;?dr|recap|digest|translate|translation|rewrite|rephrase|paraphrase|proofread|analy[sz]e|sentiment|classify|categori[sz]e|prioriti[sz]e|triage|brainstorm|résume|résumer|résumé|zusammenfass\w*|resume|resumen|resumir|traduis|übersetze|traduce)\b/i;
+  /\b(?:summari[sz]e|summari[sz]ing|summary|summaries|tl;?dr|recap|digest|translate|translation|rewrite|rephrase|paraphrase|proofread|analy[sz]e|sentiment|classify|categori[sz]e|brainstorm|résume|résumer|résumé|zusammenfass\w*|resume|resumen|resumir|traduis|übersetze|traduce)\b/i;
 
 const OTHER_SERVICES: Record<string, string> = {
   jira: 'Jira',
@@ -82,7 +82,7 @@ const OTHER_SERVICES: Record<string, string> = {
 
 /** A refusal that applies to the whole prompt, before any clause is planned. */
 export function refuseUpfront(prompt: string): Refusal | undefined {
-  const text = prompt.replace(/"[^"]*"|“[^”]*”|«[^»]*»/g, ' ');
+  const text = prompt.replace(/"[^"]*"|“[^”]*”|«[^»]*»|(^|[\s(:=,[])['‘][^'’]+['’](?=$|[\s.,;:!?)\]])/g, ' ');
   if (!/[\p{L}\p{N}]/u.test(prompt))
     return {
       code: 'no_matching_tool',

@@ -210,18 +210,38 @@ export function leftoverText(s: Slots, verbs: readonly string[]): string | undef
   // Drop the target: a preposition with an entity, and everything after it.
   raw = raw.replace(/\s*\b(?:to|in|on|into|at|for|dans|sur|à|au|an|im|en|a|al|para)\s+(?:the\s+|le\s+|la\s+|den\s+|el\s+)?⟨\d+⟩.*$/iu, '');
   raw = raw.replace(/⟨\d+⟩/g, ' ');
-  for (const span of s.when?.spans ?? []) raw = raw.replace(span, ' ');
   const words = raw.split(/\s+/).filter(Boolean);
   // Leading filler and the verb(s).
+  // The verb and the words of politeness before it, then "a message", then "that" / "know that".
   while (words.length > 0) {
     const w = (words[0] ?? '').toLowerCase().replace(/[,:]$/, '');
-    if (FILLER.has(w) || verbs.includes(w) || VERBISH.test(w)) words.shift();
+    if (POLITE.has(w) || verbs.includes(w) || VERBISH.test(w)) words.shift();
     else break;
   }
+  const lead = /^(?:(?:a|an|the|this|my|our)\s+)?(?:quick\s+|short\s+)?(?:message|note|msg|text|reminder|dm)\b\s*/i.exec(words.join(' '));
+  if (lead) words.splice(0, lead[0].trim().split(/\s+/).length);
+  while (words.length > 0 && /^(?:know|that|saying|to|in|on|for|:)$/i.test((words[0] ?? '').replace(/[,:]$/, ''))) words.shift();
   while (words.length > 0 && FILLER.has((words[words.length - 1] ?? '').toLowerCase())) words.pop();
   const text = words.join(' ').replace(/^[,:\s-]+|[,\s]+$/g, '');
   return text.length > 0 ? text : undefined;
 }
+const POLITE = new Set([
+  'please',
+  'can',
+  'could',
+  'would',
+  'you',
+  'kindly',
+  'just',
+  'also',
+  'quickly',
+  'go',
+  'ahead',
+  'and',
+  'let',
+  'hey',
+  'hi',
+]);
 const VERBISH =
   /^(?:post|send|say|tell|notify|announce|share|write|ping|message|drop|let|inform|broadcast|echo|repeat|print|uppercase|lowercase|shout|dm|envoie|publie|poste|dis|sende|schicke|poste|sag|envía|manda|publica|di|dile)$/i;
 

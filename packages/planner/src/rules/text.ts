@@ -54,7 +54,16 @@ const QUOTE_PATTERNS: RegExp[] = [
 ];
 
 function maskQuotes(prompt: string, quotes: Quote[]): string {
-  let text = prompt;
+  // A JSON object ("POST {"ok": true} to …") is one quoted text, its own quotes included.
+  let text = prompt.replace(/\{[^{}]{0,2000}\}/g, (json) => {
+    try {
+      JSON.parse(json);
+    } catch {
+      return json;
+    }
+    quotes.push({ text: json, role: 'quoted' });
+    return `⟦${quotes.length - 1}⟧`;
+  });
   for (const re of QUOTE_PATTERNS) {
     const single = re.source.startsWith('(^|');
     text = text.replace(re, (...m: string[]) => {
@@ -182,7 +191,7 @@ function cutFreeTexts(segment: string, quotes: Quote[]): string {
     if (body) end = Math.min(end, body.index);
     if (endAtComma) {
       const stop =
-        /,|\s+(?:and|et|und|y)\s+(?=(?:send|post|email|create|add|invite|schedule|then)\b)|\s+(?:in|on|to|for|at|dans|sur|à|im|in|an|en|para)\s+(?=[\p{L}\p{N}_.-]+\/[\p{L}\p{N}_.-]+|#|@|[\p{L}\p{N}._%+-]+@)/iu.exec(
+        /,|\s+(?:with\s+(?:the\s+|a\s+)?(?:labels?|body|description|text|message|content)|labell?ed|tagged|assigned)\b|\s+(?:and|et|und|y)\s+(?=(?:send|post|email|create|add|invite|schedule|then|label|tag|assign|body|text|message)\b)|\s+(?:in|on|to|for|at|dans|sur|à|im|in|an|en|para)\s+(?=[\p{L}\p{N}_.-]+\/[\p{L}\p{N}_.-]+|#|@|[\p{L}\p{N}._%+-]+@)/iu.exec(
           rest,
         );
       if (stop) end = Math.min(end, stop.index);

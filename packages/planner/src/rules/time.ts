@@ -266,8 +266,18 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
     spans.push(duration.span);
   }
   const isWeek = /\b(?:week|semaine|woche|semana)\b/i.test(first.text);
-  const windowStart = hasTime ? start : start.startOf('day');
-  const windowEnd = end ?? (hasTime ? start.plus({ hours: 1 }) : isWeek ? windowStart.plus({ days: 7 }) : windowStart.plus({ days: 1 }));
+  // "tomorrow afternoon": the part of the day, when no hour is said.
+  const part = hasTime ? undefined : DAY_PARTS.find((p) => p.re.test(input));
+  const windowStart = hasTime ? start : part ? start.startOf('day').set({ hour: part.from }) : start.startOf('day');
+  const windowEnd =
+    end ??
+    (hasTime
+      ? start.plus({ hours: 1 })
+      : part
+        ? windowStart.set({ hour: part.to })
+        : isWeek
+          ? windowStart.plus({ days: 7 })
+          : windowStart.plus({ days: 1 }));
   spans.push(...results.slice(0, 2).map((r) => r.text));
   const iso = (d: DateTime) => d.toISO({ suppressMilliseconds: true }) ?? d.toString();
   return {
@@ -282,6 +292,12 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
     spans,
   };
 }
+
+const DAY_PARTS = [
+  { re: /\bmorning|\bmatin|\bvormittag|\bmorgens|\bmañana por la mañana/i, from: 8, to: 12 },
+  { re: /\bafternoon|\baprès-midi|\bnachmittag|\btarde/i, from: 12, to: 18 },
+  { re: /\bevening|\btonight|\bsoir|\babend|\bnoche/i, from: 17, to: 22 },
+];
 
 /** An hour from 1 to 7 said without am/pm is in the afternoon ("between 2 and 4"), as people mean it at work. */
 function afternoon(c: chrono.ParsedComponents, pm = false): number {

@@ -9,7 +9,7 @@ export const GITHUB_HINTS: ToolHints = {
     create_issue: {
       verbs: ['create', 'open', 'file', 'raise', 'report', 'log', 'add', 'make', 'submit', 'new'],
       objects: ['issue', 'bug', 'ticket'],
-      not: ['comment', 'label', 'repository', 'repo'],
+      not: ['comment', 'comments'],
     },
     list_issues: {
       verbs: ['list', 'show', 'get', 'find', 'fetch', 'what', 'which', 'any', 'check', 'see', 'display', 'give', 'pull', 'read', 'look'],
