@@ -66,11 +66,15 @@ export function mismatch(expected: unknown, actual: unknown, path = 'input'): st
       return missing.length ? `${path}: ${JSON.stringify(actual)} lacks ${JSON.stringify(missing)}` : undefined;
     }
     if ('$ref' in expected) {
-      return typeof actual === 'string' && REF.test(actual) ? undefined : `${path}: expected a {{steps.N.output}} reference, got ${JSON.stringify(actual)}`;
+      return typeof actual === 'string' && REF.test(actual)
+        ? undefined
+        : `${path}: expected a {{steps.N.output}} reference, got ${JSON.stringify(actual)}`;
     }
     if ('$oneOf' in expected) {
       const options = expected['$oneOf'] as unknown[];
-      return options.some((o) => mismatch(o, actual, path) === undefined) ? undefined : `${path}: ${JSON.stringify(actual)} is none of ${JSON.stringify(options)}`;
+      return options.some((o) => mismatch(o, actual, path) === undefined)
+        ? undefined
+        : `${path}: ${JSON.stringify(actual)} is none of ${JSON.stringify(options)}`;
     }
     if ('$absent' in expected) return actual === undefined ? undefined : `${path}: expected absent, got ${JSON.stringify(actual)}`;
     if (!isObject(actual)) return `${path}: expected an object, got ${JSON.stringify(actual)}`;
@@ -115,7 +119,11 @@ export function planMismatch(expected: readonly ExpectedStep[], planned: readonl
  * all, or more steps of an action than expected. Every write step when a refusal was expected.
  * An action unknown to the catalog counts as a write (it cannot be shown harmless).
  */
-export function unaskedSideEffects(expected: readonly ExpectedStep[], planned: readonly PlannedStep[], sideEffectOf: SideEffectOf): string[] {
+export function unaskedSideEffects(
+  expected: readonly ExpectedStep[],
+  planned: readonly PlannedStep[],
+  sideEffectOf: SideEffectOf,
+): string[] {
   const allowed = new Map<string, number>();
   for (const s of expected) allowed.set(s.action, (allowed.get(s.action) ?? 0) + 1);
   const out: string[] = [];
