@@ -1,7 +1,7 @@
 /** Tests run from TypeScript sources through swc; workspace packages resolve to their src. */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
+  roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test', '<rootDir>/eval'],
   testMatch: ['**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   transform: {
