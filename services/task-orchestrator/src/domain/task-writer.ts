@@ -565,7 +565,7 @@ function recordPlan(doc: TaskDoc, workflow: WorkflowStep[], custom: readonly Too
 function givenPlan(plan: NonNullable<TaskCreate['plan']>, catalog: readonly ToolDef[]): PlanOutcome {
   const gone = plan.steps.find((s) => !findTool(s.tool, catalog));
   if (gone) return { ok: false, refusal: { ...noTool(`The tool ${gone.tool} was removed while the task was planned`), planner: plan.planner } };
-  return { ok: true, plan: { tool: plan.tool, steps: plan.steps as WorkflowStep[], planner: plan.planner } };
+  return { ok: true, plan: { tool: plan.tool, steps: plan.steps, planner: plan.planner } };
 }
 
 function missingOf(steps: readonly WorkflowStep[], catalog: readonly ToolDef[]): string[] {
