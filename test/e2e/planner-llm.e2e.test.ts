@@ -28,7 +28,14 @@ describe('LLM planner end to end (a slow scripted model)', () => {
       const echo = /^Echo "(.*)"$/.exec(prompt);
       if (echo) return { calls: [{ name: 'text__echo', args: { text: echo[1] } }] };
       if (prompt.startsWith('Tell them')) {
-        return { calls: [{ name: 'refuse', args: { reason: 'Who should be told what?', suggestion: 'Say the message and the channel, e.g. Post "Deploy done" to #eng' } }] };
+        return {
+          calls: [
+            {
+              name: 'refuse',
+              args: { reason: 'Who should be told what?', suggestion: 'Say the message and the channel, e.g. Post "Deploy done" to #eng' },
+            },
+          ],
+        };
       }
       return { content: 'I am not sure what to do.' };
     });

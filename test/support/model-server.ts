@@ -41,7 +41,9 @@ export async function startModelServer(script: (prompt: string) => ModelAnswer, 
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       if (req.method !== 'POST' || req.url !== '/v1/chat/completions' || req.headers.authorization !== `Bearer ${apiKey}`) {
-        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'Incorrect API key provided' } }));
+        res
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: 'Incorrect API key provided' } }));
         return;
       }
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {

@@ -21,9 +21,17 @@ describe('AppError', () => {
   });
 
   it('adds the suggestion and what is missing when the error has them', () => {
-    const err = new AppError('missing_input', 'subject is missing', { suggestion: 'Add a subject', missing: ['step 1 (gmail.send_email): subject'] });
+    const err = new AppError('missing_input', 'subject is missing', {
+      suggestion: 'Add a subject',
+      missing: ['step 1 (gmail.send_email): subject'],
+    });
     expect(toEnvelope(err)).toEqual({
-      error: { code: 'missing_input', message: 'subject is missing', suggestion: 'Add a subject', missing: ['step 1 (gmail.send_email): subject'] },
+      error: {
+        code: 'missing_input',
+        message: 'subject is missing',
+        suggestion: 'Add a subject',
+        missing: ['step 1 (gmail.send_email): subject'],
+      },
     });
   });
 

@@ -47,7 +47,8 @@ export function llmOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): LlmPlan
 export async function planWithLlm(prompt: string, options: LlmPlannerOptions | undefined): Promise<PlanOutcome> {
   const now = options?.now ?? new Date();
   const tools = options?.tools ?? BUILT_IN_TOOLS;
-  const fallback = (reason: string): PlanOutcome => withPlanner(planWithRules(prompt, { now, tools }), { name: 'rules', fallback_reason: reason });
+  const fallback = (reason: string): PlanOutcome =>
+    withPlanner(planWithRules(prompt, { now, tools }), { name: 'rules', fallback_reason: reason });
   if (!options) return fallback('the LLM planner is not configured');
   const planner: PlannerInfo = { name: 'llm', model: options.model };
   const functions = functionsOf(tools);

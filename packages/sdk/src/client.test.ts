@@ -418,7 +418,12 @@ describe('TaskServiceClient: typed errors', () => {
   });
 
   it('keeps the suggestion and what is missing of a refused create', async () => {
-    const error = { code: 'missing_input', message: 'no subject', suggestion: 'Add a subject in quotes', missing: ['step 1 (gmail.send_email): subject'] };
+    const error = {
+      code: 'missing_input',
+      message: 'no subject',
+      suggestion: 'Add a subject in quotes',
+      missing: ['step 1 (gmail.send_email): subject'],
+    };
     const { client } = await setup([{ status: 422, body: { error } }]);
     const err = await caught(client.createTask({ prompt: 'email bob@x.io' }));
     expect(err).toBeInstanceOf(InvalidRequestError);

@@ -379,7 +379,9 @@ function parseAnswer<T>(res: HttpResponse, call: Call): T {
       message: `${call.method} ${call.path}: the answer is not JSON`,
     });
   }
-  const envelope = parsed ? (json as { error?: { code?: unknown; message?: unknown; suggestion?: unknown; missing?: unknown } }).error : undefined;
+  const envelope = parsed
+    ? (json as { error?: { code?: unknown; message?: unknown; suggestion?: unknown; missing?: unknown } }).error
+    : undefined;
   const code = typeof envelope?.code === 'string' ? envelope.code : `http_${res.status}`;
   const message =
     typeof envelope?.message === 'string'

@@ -223,7 +223,10 @@ describe('task writer (real broker and database)', () => {
 
   it('rejects a prompt no tool matches with no_matching_tool and a suggestion', async () => {
     const reply = await create(uniqueName('acct'), 'zzz qqq');
-    expect(reply).toMatchObject({ ok: false, error: { code: 'no_matching_tool', message: expect.any(String), suggestion: expect.any(String) } });
+    expect(reply).toMatchObject({
+      ok: false,
+      error: { code: 'no_matching_tool', message: expect.any(String), suggestion: expect.any(String) },
+    });
   });
 
   it('previews in test mode without dispatching any step', async () => {
@@ -244,7 +247,12 @@ describe('task writer (real broker and database)', () => {
       const reply = await create(acct, 'Create an issue titled "Login fails"', { mode, user_id: 'u1' });
       expect(reply).toMatchObject({
         ok: false,
-        error: { code: 'missing_input', message: expect.any(String), suggestion: expect.any(String), missing: expect.arrayContaining([expect.stringContaining('repo')]) },
+        error: {
+          code: 'missing_input',
+          message: expect.any(String),
+          suggestion: expect.any(String),
+          missing: expect.arrayContaining([expect.stringContaining('repo')]),
+        },
       });
     }
     expect(await mongo.collection('tasks').countDocuments({ account_id: acct })).toBe(0);
@@ -256,7 +264,11 @@ describe('task writer (real broker and database)', () => {
     const second = await create(acct, 'Echo "2"', { concurrency_limit: 1 });
     expect([first.task.status, second.task.status]).toEqual(['running', 'pending']);
     const pending = await tasks.get(second.task.id);
-    expect(pending).toMatchObject({ status: 'pending', planner: { name: 'rules' }, workflow: [{ tool: 'text', action: 'echo', input: { text: '2' } }] });
+    expect(pending).toMatchObject({
+      status: 'pending',
+      planner: { name: 'rules' },
+      workflow: [{ tool: 'text', action: 'echo', input: { text: '2' } }],
+    });
     // Were it planned again when admitted, the step would say "2".
     await mongo.collection('tasks').updateOne({ _id: second.task.id } as never, { $set: { 'workflow.0.input.text': 'as recorded' } });
     await complete(await stepFor(first.task.id));
@@ -591,7 +603,8 @@ describe('the LLM planner, outside the partitions (real broker and database, a s
     model = await startModelServer((prompt) => {
       if (prompt.startsWith('slow')) return { ...posted('slow'), delayMs: SLOW_MS };
       if (prompt.startsWith('too slow')) return { ...posted('never'), delayMs: 5000 };
-      if (prompt.startsWith('vague')) return { calls: [{ name: 'refuse', args: { reason: 'Post what, where?', suggestion: 'Say the text and the channel' } }] };
+      if (prompt.startsWith('vague'))
+        return { calls: [{ name: 'refuse', args: { reason: 'Post what, where?', suggestion: 'Say the text and the channel' } }] };
       return posted(prompt);
     });
     orch = await startOrchestrator(logger, { llm: { baseUrl: model.baseUrl, apiKey: model.apiKey, model: 'scripted-1', timeoutMs: 3000 } });

@@ -251,7 +251,12 @@ describe('public API app', () => {
     const saved = replies['task.create']!;
     try {
       for (const code of ['no_matching_tool', 'missing_input', 'unsupported_request']) {
-        const error = { code, message: `refused: ${code}`, suggestion: 'Say it differently', ...(code === 'missing_input' ? { missing: ['step 1 (gmail.send_email): subject'] } : {}) };
+        const error = {
+          code,
+          message: `refused: ${code}`,
+          suggestion: 'Say it differently',
+          ...(code === 'missing_input' ? { missing: ['step 1 (gmail.send_email): subject'] } : {}),
+        };
         replies['task.create'] = { ok: false, error };
         const r = await call('POST', '/v1/tasks', { headers: json, body: JSON.stringify({ prompt: 'something' }) });
         expect([code, r.status, r.json]).toEqual([code, 422, { error }]);

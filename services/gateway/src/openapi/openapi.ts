@@ -145,7 +145,7 @@ const OPERATIONS: Record<string, Partial<Record<'get' | 'post' | 'delete', Opera
         'The task is planned before the answer: a request the planner refuses is 422 with a `suggestion` of how to say it: ' +
         '`no_matching_tool` (nothing the service does was recognised), `missing_input` (the action is clear but a required input is not in the prompt; `missing` names it), ' +
         '`unsupported_request` (understood, but not something the service does now: a trigger on a future event, an unclear request). `tool` is the tool the plan uses. ' +
-        'With an LLM planner configured, the answer waits for the model (at most the gateway\'s create timeout).',
+        "With an LLM planner configured, the answer waits for the model (at most the gateway's create timeout).",
       parameters: [
         {
           name: 'Idempotency-Key',
@@ -164,7 +164,14 @@ const OPERATIONS: Record<string, Partial<Record<'get' | 'post' | 'delete', Opera
         schema: 'CreatedTask',
         headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } },
       },
-      errors: ['idempotency_key_reused', 'idempotency_key_in_progress', 'prompt_too_long', 'no_matching_tool', 'missing_input', 'unsupported_request'],
+      errors: [
+        'idempotency_key_reused',
+        'idempotency_key_in_progress',
+        'prompt_too_long',
+        'no_matching_tool',
+        'missing_input',
+        'unsupported_request',
+      ],
       upstream: true,
       shed: true,
     },
@@ -212,8 +219,8 @@ const OPERATIONS: Record<string, Partial<Record<'get' | 'post' | 'delete', Opera
       summary: 'Get the trace of a task',
       tag: 'Tasks',
       description:
-        'The steps run so far, in execution order; `planner`: which planner made the plan (`rules`, or `llm` with its `model`; `fallback_reason` when a configured model\'s plan was not used); ' +
-        '`planned_steps`: a test-mode task\'s planned steps (nothing runs), each with its side-effect class and the required inputs it lacks.',
+        "The steps run so far, in execution order; `planner`: which planner made the plan (`rules`, or `llm` with its `model`; `fallback_reason` when a configured model's plan was not used); " +
+        "`planned_steps`: a test-mode task's planned steps (nothing runs), each with its side-effect class and the required inputs it lacks.",
       parameters: [taskIdParam],
       success: { status: 200, description: 'The trace.', schema: 'TaskTrace' },
       errors: ['task_not_found'],

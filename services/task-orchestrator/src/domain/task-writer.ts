@@ -564,7 +564,8 @@ function recordPlan(doc: TaskDoc, workflow: WorkflowStep[], custom: readonly Too
 /** A plan made outside the partition (the LLM planner): its tools must still be in the account's catalog. */
 function givenPlan(plan: NonNullable<TaskCreate['plan']>, catalog: readonly ToolDef[]): PlanOutcome {
   const gone = plan.steps.find((s) => !findTool(s.tool, catalog));
-  if (gone) return { ok: false, refusal: { ...noTool(`The tool ${gone.tool} was removed while the task was planned`), planner: plan.planner } };
+  if (gone)
+    return { ok: false, refusal: { ...noTool(`The tool ${gone.tool} was removed while the task was planned`), planner: plan.planner } };
   return { ok: true, plan: { tool: plan.tool, steps: plan.steps, planner: plan.planner } };
 }
 

@@ -1,5 +1,12 @@
 import type { RequestHandler } from 'express';
-import { PROMPT_MAX_CHARS, createTaskBodySchema, isoNow, type CreateTaskBody, type CreatedTask, type PlannerInfoData } from '@tes/contracts';
+import {
+  PROMPT_MAX_CHARS,
+  createTaskBodySchema,
+  isoNow,
+  type CreateTaskBody,
+  type CreatedTask,
+  type PlannerInfoData,
+} from '@tes/contracts';
 import { AppError } from '@tes/errors';
 import { validBody } from '@tes/http';
 import type { Broker } from '@tes/messaging';
