@@ -94,7 +94,14 @@ describe('public API conformance: fields, validation, errors', () => {
         preview: { tool: 'text', steps: [{ tool: 'text', action: 'uppercase', side_effect: 'read' }] },
       });
       const trace = api.check('GET', '/tasks/{task_id}/trace', await request('GET', url(`/tasks/${r.json.id}/trace`), { headers: test() }));
-      expect(trace.json).toEqual({ task_id: r.json.id, steps: [], total_duration_ms: 0 });
+      // Nothing ran: the trace shows the planned steps and which planner made them.
+      expect(trace.json).toEqual({
+        task_id: r.json.id,
+        steps: [],
+        total_duration_ms: 0,
+        planner: { name: 'rules' },
+        planned_steps: [{ tool: 'text', action: 'uppercase', side_effect: 'read', input: { text: 'preview me' }, missing: [] }],
+      });
     });
 
     it('get of a failed task has failed_at and error {code, message, tool, recoverable}, no result or completed_at; list items omit error', async () => {
@@ -131,7 +138,8 @@ describe('public API conformance: fields, validation, errors', () => {
         await request('GET', url(`/tasks/${complete.json.id}/trace`), { headers: test() }),
       );
       expect(r.status).toBe(200);
-      expect(Object.keys(r.json).sort()).toEqual(['steps', 'task_id', 'total_duration_ms']);
+      expect(Object.keys(r.json).sort()).toEqual(['planner', 'steps', 'task_id', 'total_duration_ms']);
+      expect(r.json.planner).toEqual({ name: 'rules' });
       expect(r.json.task_id).toBe(complete.json.id);
       expect(r.json.steps).toHaveLength(1);
       expect(Object.keys(r.json.steps[0]).sort()).toEqual(['action', 'duration_ms', 'status', 'tool']);
@@ -285,6 +293,7 @@ describe('public API conformance: fields, validation, errors', () => {
       const r = await create({ prompt: 'qwzx vbnmop plokij' });
       expect(r.status).toBe(422);
       expect(r.json.error.code).toBe('no_matching_tool');
+      expect(r.json.error.suggestion).toEqual(expect.any(String));
     });
   });
 

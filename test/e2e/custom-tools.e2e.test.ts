@@ -184,7 +184,13 @@ describe('custom tools: register, plan, consent at their own provider, run, dele
       preview: {
         tool: 'acme_tracker',
         steps: [
-          { tool: 'acme_tracker', action: 'list_cards', input: { board: 'acme', column: 'api', state: 'open' }, side_effect: 'read' },
+          {
+            tool: 'acme_tracker',
+            action: 'list_cards',
+            input: { board: 'acme', column: 'api', state: 'open' },
+            side_effect: 'read',
+            missing: [],
+          },
         ],
       },
     });

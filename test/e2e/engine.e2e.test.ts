@@ -106,7 +106,7 @@ describe('engine end to end', () => {
     });
     const trace = await request('GET', `${stack.baseUrl}/tasks/${id}/trace`, { headers: auth() });
     expect(trace.status).toBe(200);
-    expect(trace.json).toEqual({ task_id: id, steps: [], total_duration_ms: 0 });
+    expect(trace.json).toEqual({ task_id: id, steps: [], total_duration_ms: 0, planner: { name: 'rules' } });
     expect(seen.filter((e) => e.task.id === id && e.kind === 'progress')).toEqual([]);
   });
 
@@ -117,8 +117,8 @@ describe('engine end to end', () => {
       preview: {
         tool: 'slack',
         steps: [
-          { tool: 'slack', action: 'post_message', input: { channel: 'eng', text: 'Standup in 5' }, side_effect: 'write' },
-          { tool: 'slack', action: 'post_message', input: { channel: 'ops', text: 'Standup in 5' }, side_effect: 'write' },
+          { tool: 'slack', action: 'post_message', input: { channel: 'eng', text: 'Standup in 5' }, side_effect: 'write', missing: [] },
+          { tool: 'slack', action: 'post_message', input: { channel: 'ops', text: 'Standup in 5' }, side_effect: 'write', missing: [] },
         ],
       },
     });

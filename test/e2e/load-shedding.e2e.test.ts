@@ -23,7 +23,7 @@ describe('gateway load shedding of creates', () => {
   };
 
   beforeAll(async () => {
-    stack = await startApiStack({ gateway: { REQUEST_TIMEOUT_MS: '4000', CREATE_SHED_AFTER_MS: '1000' } });
+    stack = await startApiStack({ gateway: { REQUEST_TIMEOUT_MS: '4000', CREATE_TIMEOUT_MS: '4000', CREATE_SHED_AFTER_MS: '1000' } });
     api = await OpenApi.fetch(stack);
     [a, b] = [await newAccount(stack), await newAccount(stack)];
   }, 120_000);

@@ -18,6 +18,8 @@ export const API_ERROR_STATUS = {
   request_too_large: 413,
   prompt_too_long: 422,
   no_matching_tool: 422,
+  missing_input: 422,
+  unsupported_request: 422,
   rate_limit_exceeded: 429,
   internal_error: 500,
   temporarily_unavailable: 503,
@@ -44,12 +46,18 @@ export interface AppErrorOptions {
   /** Extra response headers, e.g. Retry-After. */
   headers?: Record<string, string>;
   cause?: unknown;
+  /** What the caller can do about it, in their terms ("add a subject"). */
+  suggestion?: string | undefined;
+  /** missing_input: the required inputs the request lacks. */
+  missing?: string[] | undefined;
 }
 
 export class AppError extends Error {
   readonly code: ApiErrorCode;
   readonly status: number;
   readonly headers: Record<string, string>;
+  readonly suggestion: string | undefined;
+  readonly missing: string[] | undefined;
 
   constructor(code: ApiErrorCode, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -57,6 +65,8 @@ export class AppError extends Error {
     this.code = code;
     this.status = API_ERROR_STATUS[code];
     this.headers = options.headers ?? {};
+    this.suggestion = options.suggestion;
+    this.missing = options.missing;
   }
 }
 
@@ -72,11 +82,18 @@ export function httpStatusOf(code: ApiErrorCode): number {
   return API_ERROR_STATUS[code];
 }
 
-/** The spec's envelope (7.1). */
+/** The spec's envelope (7.1), with a suggestion (and what is missing) when the service knows one. */
 export interface ErrorEnvelope {
-  error: { code: string; message: string };
+  error: { code: string; message: string; suggestion?: string; missing?: string[] };
 }
 
 export function toEnvelope(err: AppError): ErrorEnvelope {
-  return { error: { code: err.code, message: err.message } };
+  return {
+    error: {
+      code: err.code,
+      message: err.message,
+      ...(err.suggestion ? { suggestion: err.suggestion } : {}),
+      ...(err.missing?.length ? { missing: err.missing } : {}),
+    },
+  };
 }

@@ -48,6 +48,14 @@ export interface Delivery<T extends MessageType = MessageType> {
   consumer: ConsumerAttachment;
   /** Answers a request made with `broker.request`; a no-op for plain messages. */
   reply(body: object): Promise<void>;
+  /** For a request: when its requester stops waiting (epoch ms); undefined for plain messages. */
+  deadline: number | undefined;
+  /**
+   * Publishes (with confirms) another message that carries this request's reply-to, correlation
+   * and deadline: whoever handles it answers the original requester. For handing a request on to
+   * another queue; for a plain message it is a plain publish.
+   */
+  forward<T extends MessageType>(type: T, data: MessageDataMap[T], opts?: PublishOptions): Promise<string>;
 }
 
 export type Handler = (delivery: Delivery) => Promise<void>;
@@ -308,6 +316,13 @@ export class Broker {
       return;
     }
     this.options.onConsume?.(reg.queue.name, Math.max(0, (Date.now() - Date.parse(envelope.occurred_at)) / 1000));
+    const replyProps = msg.properties.replyTo
+      ? {
+          replyTo: msg.properties.replyTo as string,
+          correlationId: msg.properties.correlationId as string,
+          ...(Number.isFinite(deadline) ? { headers: { [REPLY_DEADLINE_HEADER]: deadline } } : {}),
+        }
+      : {};
     const delivery: Delivery = {
       type: parsed.type,
       data: parsed.data as never,
@@ -315,6 +330,8 @@ export class Broker {
       redelivered: msg.fields.redelivered,
       consumer: attachment,
       reply: (body) => this.sendReply(msg, body),
+      deadline: msg.properties.replyTo && Number.isFinite(deadline) ? deadline : undefined,
+      forward: (type, data, opts = {}) => this.publishWith(type, data, opts, replyProps),
     };
     const started = performance.now();
     try {
@@ -375,6 +392,15 @@ export class Broker {
 
   /** Publishes and resolves once the broker has confirmed the message. */
   async publish<T extends MessageType>(type: T, data: MessageDataMap[T], opts: PublishOptions = {}): Promise<string> {
+    return this.publishWith(type, data, opts, {});
+  }
+
+  private async publishWith<T extends MessageType>(
+    type: T,
+    data: MessageDataMap[T],
+    opts: PublishOptions,
+    props: { replyTo?: string; correlationId?: string; headers?: Record<string, unknown> },
+  ): Promise<string> {
     const ch = this.confirmChannel;
     if (!ch || this.stopping) throw new BrokerUnavailableError();
     const env = this.envelope(type, data, opts);
@@ -383,7 +409,7 @@ export class Broker {
     const key = routingKeyFor(type, opts.partitionKey);
     await new Promise<void>((resolve, reject) => {
       try {
-        ch.publish(this.name(exchange), key, Buffer.from(JSON.stringify(env)), persistent(env), (err) =>
+        ch.publish(this.name(exchange), key, Buffer.from(JSON.stringify(env)), { ...persistent(env), ...props }, (err) =>
           err ? reject(new BrokerUnavailableError(`publish not confirmed: ${String(err)}`)) : resolve(),
         );
       } catch (err) {

@@ -417,6 +417,20 @@ describe('TaskServiceClient: typed errors', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('keeps the suggestion and what is missing of a refused create', async () => {
+    const error = {
+      code: 'missing_input',
+      message: 'no subject',
+      suggestion: 'Add a subject in quotes',
+      missing: ['step 1 (gmail.send_email): subject'],
+    };
+    const { client } = await setup([{ status: 422, body: { error } }]);
+    const err = await caught(client.createTask({ prompt: 'email bob@x.io' }));
+    expect(err).toBeInstanceOf(InvalidRequestError);
+    expect(err).toMatchObject({ status: 422, code: 'missing_input', suggestion: 'Add a subject in quotes', missing: error.missing });
+    expect(err.toJSON()).toEqual({ error: { ...error, status: 422, request_id: 'req_0' } });
+  });
+
   it('reports a refused connection as ConnectionError after the retries', async () => {
     const { server, client } = await setup([{}], { maxRetries: 1 });
     await server.close();

@@ -379,7 +379,9 @@ function parseAnswer<T>(res: HttpResponse, call: Call): T {
       message: `${call.method} ${call.path}: the answer is not JSON`,
     });
   }
-  const envelope = parsed ? (json as { error?: { code?: unknown; message?: unknown } }).error : undefined;
+  const envelope = parsed
+    ? (json as { error?: { code?: unknown; message?: unknown; suggestion?: unknown; missing?: unknown } }).error
+    : undefined;
   const code = typeof envelope?.code === 'string' ? envelope.code : `http_${res.status}`;
   const message =
     typeof envelope?.message === 'string'
@@ -395,6 +397,8 @@ function parseAnswer<T>(res: HttpResponse, call: Call): T {
       requestId,
       retryAfterSeconds: retryAfterMs === undefined ? undefined : retryAfterMs / 1000,
       headers: res.headers,
+      suggestion: typeof envelope?.suggestion === 'string' ? envelope.suggestion : undefined,
+      missing: Array.isArray(envelope?.missing) ? envelope.missing.filter((m): m is string => typeof m === 'string') : undefined,
     }),
   );
 }

@@ -23,6 +23,8 @@ export type ApiErrorCode =
   | 'request_too_large'
   | 'prompt_too_long'
   | 'no_matching_tool'
+  | 'missing_input'
+  | 'unsupported_request'
   | 'rate_limit_exceeded'
   | 'internal_error'
   | 'temporarily_unavailable';
@@ -52,6 +54,10 @@ export interface TaskServiceErrorInit {
   /** Seconds from the answer's Retry-After header. */
   retryAfterSeconds?: number | undefined;
   headers?: Record<string, string> | undefined;
+  /** What would make the request work (refused creates: no_matching_tool, missing_input, unsupported_request). */
+  suggestion?: string | undefined;
+  /** missing_input: the required inputs the request lacks. */
+  missing?: string[] | undefined;
   cause?: unknown;
 }
 
@@ -63,6 +69,10 @@ export class TaskServiceError extends Error {
   readonly retryAfterSeconds: number | undefined;
   /** Response headers (lower-case names); empty when no answer arrived. */
   readonly headers: Readonly<Record<string, string>>;
+  /** The API's suggestion of what to change ("Name the channel, e.g. #eng"), when it gave one. */
+  readonly suggestion: string | undefined;
+  /** missing_input: what the request lacks, e.g. "step 1 (gmail.send_email): subject". */
+  readonly missing: readonly string[] | undefined;
 
   constructor(init: TaskServiceErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -72,14 +82,20 @@ export class TaskServiceError extends Error {
     this.requestId = init.requestId;
     this.retryAfterSeconds = init.retryAfterSeconds;
     this.headers = init.headers ?? {};
+    this.suggestion = init.suggestion;
+    this.missing = init.missing;
   }
 
-  /** The spec's envelope, plus status and request id when known (what the CLI prints). */
-  toJSON(): { error: { code: string; message: string; status?: number; request_id?: string } } {
+  /** The spec's envelope (with the suggestion and what is missing), plus status and request id when known (what the CLI prints). */
+  toJSON(): {
+    error: { code: string; message: string; suggestion?: string; missing?: string[]; status?: number; request_id?: string };
+  } {
     return {
       error: {
         code: this.code,
         message: this.message,
+        ...(this.suggestion === undefined ? {} : { suggestion: this.suggestion }),
+        ...(this.missing === undefined ? {} : { missing: [...this.missing] }),
         ...(this.status === undefined ? {} : { status: this.status }),
         ...(this.requestId === undefined ? {} : { request_id: this.requestId }),
       },
@@ -87,7 +103,7 @@ export class TaskServiceError extends Error {
   }
 }
 
-/** 400, 413, 422: the request itself is wrong (invalid_request, prompt_too_long, no_matching_tool, ...). */
+/** 400, 413, 422: the request itself is wrong (invalid_request, prompt_too_long, no_matching_tool, missing_input, unsupported_request, ...). */
 export class InvalidRequestError extends TaskServiceError {}
 /** 401: missing_api_key or invalid_api_key. Also thrown by the constructor when no key is configured. */
 export class AuthenticationError extends TaskServiceError {}

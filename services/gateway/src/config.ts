@@ -17,6 +17,13 @@ export const configSchema = {
     AMQP_NAMESPACE: { type: 'string', default: '' },
     REQUEST_TIMEOUT_MS: { type: 'integer', minimum: 100, default: 5000 },
     /**
+     * How long a create waits for the orchestrator's answer. It covers an LLM planner's call
+     * (the orchestrator's LLM_TIMEOUT_MS, 20 s by default) and the queues around it; the
+     * orchestrator gives the model only what is left of this wait, falling back to the rules
+     * planner in time. Keep it below IDEMPOTENCY_LEASE_MS.
+     */
+    CREATE_TIMEOUT_MS: { type: 'integer', minimum: 100, default: 25000 },
+    /**
      * Load shedding: while an account's oldest create still unanswered by the orchestrator was sent
      * longer ago than this, its new creates are answered 503 at once; 0 never sheds.
      */
@@ -46,6 +53,7 @@ export const configSchema = {
     'MONGO_DB',
     'AMQP_NAMESPACE',
     'REQUEST_TIMEOUT_MS',
+    'CREATE_TIMEOUT_MS',
     'CREATE_SHED_AFTER_MS',
     'BODY_LIMIT_BYTES',
     'IDEMPOTENCY_LEASE_MS',

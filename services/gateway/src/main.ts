@@ -72,6 +72,7 @@ async function main(): Promise<void> {
     idempotencyKeys,
     logger,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+    createTimeoutMs: config.CREATE_TIMEOUT_MS,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     idempotencyLeaseMs: config.IDEMPOTENCY_LEASE_MS,
     httpMetrics: httpMetrics(metrics.httpRequestDuration),

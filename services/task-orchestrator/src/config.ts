@@ -18,6 +18,8 @@ export const configSchema = {
      * included) is given up: the task fails with `service_unavailable` (recoverable).
      */
     STALL_GIVE_UP_AFTER_MS: { type: 'integer', minimum: 1000, default: 600000 },
+    /** With the LLM planner: model calls in flight at once on this replica (the planner queue's prefetch). */
+    PLANNER_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 1000, default: 16 },
   },
   required: [
     'AMQP_URL',
@@ -32,6 +34,7 @@ export const configSchema = {
     'STALL_AFTER_MS',
     'REAPER_INTERVAL_MS',
     'STALL_GIVE_UP_AFTER_MS',
+    'PLANNER_CONCURRENCY',
   ],
 } as const;
 

@@ -9,6 +9,7 @@ import { TaskWriter } from './domain/task-writer.js';
 import { llmOptionsFromEnv } from '@tes/planner';
 import { outboxRelay } from './messaging/outbox-relay.js';
 import { consumePartitions } from './messaging/partition.consumer.js';
+import { consumePlanner } from './messaging/planner.consumer.js';
 import { startReaper } from './messaging/reaper.js';
 import { TaskRepository } from './store/task.repository.js';
 import { ToolAdmin } from './domain/tool-admin.js';
@@ -41,9 +42,10 @@ async function main(): Promise<void> {
     stepTimeoutMs: config.STEP_TIMEOUT_MS,
     stallGiveUpAfterMs: config.STALL_GIVE_UP_AFTER_MS,
     relay: outboxRelay(broker, (status) => metrics.tasksTotal.inc({ status })),
-    llm,
   });
-  await consumePartitions(broker, writer, new ToolAdmin(tools, logger), config.PREFETCH);
+  // The planner queue first: a partition may hand a create to it as soon as it consumes.
+  if (llm) await consumePlanner({ broker, tools, llm, logger, concurrency: config.PLANNER_CONCURRENCY });
+  await consumePartitions(broker, writer, new ToolAdmin(tools, logger), config.PREFETCH, { planWithModel: llm !== undefined });
   const stopReaper = startReaper({ broker, tasks, logger, stallAfterMs: config.STALL_AFTER_MS, intervalMs: config.REAPER_INTERVAL_MS });
   const ops = await startOpsServer({
     port: config.OPS_PORT,

@@ -1,11 +1,14 @@
 import mongoose from 'mongoose';
-import { EXCHANGES, newId, type StepResult, type StepRun, type TaskEvent, type TaskReply } from '@tes/contracts';
+import { EXCHANGES, newId, partitionOf, type StepResult, type StepRun, type TaskEvent, type TaskReply } from '@tes/contracts';
 import { Broker } from '@tes/messaging';
 import { connectMongo, ensureIndexes } from '@tes/store';
 import { AMQP_URL, MONGO_URL, memoryLogger, uniqueName, waitFor } from '@tes/testing';
 import { TaskWriter } from './domain/task-writer.js';
 import { outboxRelay } from './messaging/outbox-relay.js';
 import { consumePartitions } from './messaging/partition.consumer.js';
+import { consumePlanner } from './messaging/planner.consumer.js';
+import type { LlmPlannerOptions } from '@tes/planner';
+import { startModelServer, type ModelServer } from '../../../test/support/model-server.js';
 import { startReaper } from './messaging/reaper.js';
 import { TaskRepository } from './store/task.repository.js';
 import { ToolAdmin } from './domain/tool-admin.js';
@@ -28,6 +31,8 @@ async function startOrchestrator(
     outboxClearDelayMs?: number;
     /** Every clear of published outboxes first waits this long (a database slow to update). */
     slowClearMs?: number;
+    /** The LLM planner: creates are planned by the planner consumer, outside the partitions. */
+    llm?: LlmPlannerOptions;
   } = {},
 ) {
   const namespace = uniqueName('orch');
@@ -48,7 +53,8 @@ async function startOrchestrator(
     relay: outboxRelay(broker),
     ...(opts.outboxClearDelayMs !== undefined ? { outboxClearDelayMs: opts.outboxClearDelayMs } : {}),
   });
-  await consumePartitions(broker, writer, new ToolAdmin(tools, logger), 16);
+  if (opts.llm) await consumePlanner({ broker, tools, llm: opts.llm, logger, concurrency: 4 });
+  await consumePartitions(broker, writer, new ToolAdmin(tools, logger), 16, { planWithModel: opts.llm !== undefined });
   const stopReaper = opts.reaper ? startReaper({ broker, tasks, logger, ...opts.reaper }) : () => undefined;
 
   const client = new Broker({ url: AMQP_URL, source: 'test', logger, namespace });
@@ -94,11 +100,15 @@ class SlowClears extends TaskRepository {
 
 /** What the tests send and wait for, against one orchestrator (`get` is called at use). */
 function driver(get: () => Orchestrator) {
-  function create(accountId: string, prompt: string, extra: { concurrency_limit?: number; mode?: 'live' | 'test'; user_id?: string } = {}) {
+  function create(
+    accountId: string,
+    prompt: string,
+    extra: { concurrency_limit?: number; mode?: 'live' | 'test'; user_id?: string; task_id?: string; timeoutMs?: number } = {},
+  ) {
     return get().client.request(
       'task.create',
       {
-        task_id: newId('task'),
+        task_id: extra.task_id ?? newId('task'),
         account_id: accountId,
         environment: 'test',
         prompt,
@@ -108,7 +118,7 @@ function driver(get: () => Orchestrator) {
         created_at: new Date().toISOString(),
         concurrency_limit: extra.concurrency_limit ?? 10,
       },
-      { partitionKey: accountId, timeoutMs: 5000 },
+      { partitionKey: accountId, timeoutMs: extra.timeoutMs ?? 5000 },
     ) as Promise<TaskReply & { task: { id: string; status: string; tool: string } }>;
   }
 
@@ -211,9 +221,12 @@ describe('task writer (real broker and database)', () => {
     expect(await mongo.collection('tasks').countDocuments({ account_id: acct })).toBe(1);
   });
 
-  it('rejects a prompt no tool matches with no_matching_tool', async () => {
+  it('rejects a prompt no tool matches with no_matching_tool and a suggestion', async () => {
     const reply = await create(uniqueName('acct'), 'zzz qqq');
-    expect(reply).toMatchObject({ ok: false, error: { code: 'no_matching_tool' } });
+    expect(reply).toMatchObject({
+      ok: false,
+      error: { code: 'no_matching_tool', message: expect.any(String), suggestion: expect.any(String) },
+    });
   });
 
   it('previews in test mode without dispatching any step', async () => {
@@ -223,9 +236,45 @@ describe('task writer (real broker and database)', () => {
       return t?.status === 'complete' ? t : undefined;
     });
     expect(done.result).toEqual({
-      preview: { tool: 'text', steps: [{ tool: 'text', action: 'uppercase', input: { text: 'abc' }, side_effect: 'read' }] },
+      preview: { tool: 'text', steps: [{ tool: 'text', action: 'uppercase', input: { text: 'abc' }, side_effect: 'read', missing: [] }] },
     });
     expect(steps.some((s) => s.task_id === reply.task.id)).toBe(false);
+  });
+
+  it('refuses, before anything is stored, a request whose required inputs are not in the prompt, naming them with a suggestion', async () => {
+    const acct = uniqueName('acct');
+    for (const mode of ['live', 'test'] as const) {
+      const reply = await create(acct, 'Create an issue titled "Login fails"', { mode, user_id: 'u1' });
+      expect(reply).toMatchObject({
+        ok: false,
+        error: {
+          code: 'missing_input',
+          message: expect.any(String),
+          suggestion: expect.any(String),
+          missing: expect.arrayContaining([expect.stringContaining('repo')]),
+        },
+      });
+    }
+    expect(await mongo.collection('tasks').countDocuments({ account_id: acct })).toBe(0);
+  });
+
+  it('records the plan and its planner at create, pending tasks included, and runs a pending task on its recorded plan when admitted', async () => {
+    const acct = uniqueName('acct');
+    const first = await create(acct, 'Echo "1"', { concurrency_limit: 1 });
+    const second = await create(acct, 'Echo "2"', { concurrency_limit: 1 });
+    expect([first.task.status, second.task.status]).toEqual(['running', 'pending']);
+    const pending = await tasks.get(second.task.id);
+    expect(pending).toMatchObject({
+      status: 'pending',
+      planner: { name: 'rules' },
+      workflow: [{ tool: 'text', action: 'echo', input: { text: '2' } }],
+    });
+    // Were it planned again when admitted, the step would say "2".
+    await mongo.collection('tasks').updateOne({ _id: second.task.id } as never, { $set: { 'workflow.0.input.text': 'as recorded' } });
+    await complete(await stepFor(first.task.id));
+    expect((await stepFor(second.task.id)).input).toEqual({ text: 'as recorded' });
+    await waitFor(() => eventsOf(second.task.id).some((e) => e.kind === 'started'));
+    expect(eventsOf(second.task.id).every((e) => e.task.planner?.name === 'rules')).toBe(true);
   });
 
   it('holds tasks over the concurrency limit as pending and starts them FIFO', async () => {
@@ -507,7 +556,10 @@ describe('task writer (real broker and database)', () => {
         return t?.status === 'complete' ? t : undefined;
       });
       expect(previewed.result).toEqual({
-        preview: { tool: 'acme_crm', steps: [{ tool: 'acme_crm', action: 'list_contacts', input: { limit: 3 }, side_effect: 'read' }] },
+        preview: {
+          tool: 'acme_crm',
+          steps: [{ tool: 'acme_crm', action: 'list_contacts', input: { limit: 3 }, side_effect: 'read', missing: [] }],
+        },
       });
 
       await toolRequest('tool.delete', acct, { name: 'acme_crm' });
@@ -540,6 +592,110 @@ describe('task writer (real broker and database)', () => {
  * re-dispatched after 400 ms (STALL_AFTER_MS), and given up 2 s (STALL_GIVE_UP_AFTER_MS) after it
  * was first sent.
  */
+describe('the LLM planner, outside the partitions (real broker and database, a scripted model)', () => {
+  const { logger } = memoryLogger('orchestrator');
+  let orch: Orchestrator;
+  let model: ModelServer;
+  const SLOW_MS = 1500;
+  const posted = (text: string) => ({ calls: [{ name: 'slack__post_message', args: { channel: 'eng', text } }] });
+
+  beforeAll(async () => {
+    model = await startModelServer((prompt) => {
+      if (prompt.startsWith('slow')) return { ...posted('slow'), delayMs: SLOW_MS };
+      if (prompt.startsWith('too slow')) return { ...posted('never'), delayMs: 5000 };
+      if (prompt.startsWith('vague'))
+        return { calls: [{ name: 'refuse', args: { reason: 'Post what, where?', suggestion: 'Say the text and the channel' } }] };
+      return posted(prompt);
+    });
+    orch = await startOrchestrator(logger, { llm: { baseUrl: model.baseUrl, apiKey: model.apiKey, model: 'scripted-1', timeoutMs: 3000 } });
+  });
+
+  afterAll(async () => {
+    await orch?.stop();
+    await model?.close();
+  });
+
+  const { create, stepFor } = driver(() => orch);
+  /** Another account whose creates go to the same partition as `account`'s. */
+  const samePartitionAs = (account: string) => {
+    for (;;) {
+      const other = uniqueName('acct');
+      if (partitionOf(other) === partitionOf(account)) return other;
+    }
+  };
+
+  it("answers another account of the same partition at once while one account's create waits for the model, then records the model's plan", async () => {
+    const a = uniqueName('acct');
+    const b = samePartitionAs(a);
+    const t0 = Date.now();
+    const slow = create(a, 'slow: post to #eng', { user_id: 'u1' });
+    await waitFor(() => model.requests.some((r) => r.prompt.startsWith('slow')), { what: "the model called for a's task" });
+    const t1 = Date.now();
+    const fast = await create(b, 'fast: post to #eng', { user_id: 'u1' });
+    const fastMs = Date.now() - t1;
+    expect(fast.task).toMatchObject({ status: 'running', tool: 'slack' });
+    expect(fastMs).toBeLessThan(SLOW_MS / 3);
+    expect(await Promise.race([slow.then(() => 'answered'), Promise.resolve('still waiting')])).toBe('still waiting');
+    const reply = await slow;
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(SLOW_MS);
+    expect(reply.task).toMatchObject({ status: 'running', tool: 'slack', planner: { name: 'llm', model: 'scripted-1' } });
+    expect(await orch.tasks.get(reply.task.id)).toMatchObject({
+      planner: { name: 'llm', model: 'scripted-1' },
+      workflow: [{ tool: 'slack', action: 'post_message', input: { channel: 'eng', text: 'slow' } }],
+    });
+    expect((await stepFor(reply.task.id)).input).toEqual({ channel: 'eng', text: 'slow' });
+  });
+
+  it("answers the model's refusal as unsupported_request with its suggestion, storing nothing", async () => {
+    const acct = uniqueName('acct');
+    const reply = await create(acct, 'vague: tell them');
+    expect(reply).toEqual({
+      ok: false,
+      error: { code: 'unsupported_request', message: 'Post what, where?', suggestion: 'Say the text and the channel' },
+    });
+    expect(await orch.mongo.collection('tasks').countDocuments({ account_id: acct })).toBe(0);
+  });
+
+  it('falls back to the rules planner when the model does not answer in time, and says why', async () => {
+    const reply = await create(uniqueName('acct'), 'too slow: Echo "fallback"', { timeoutMs: 8000 });
+    const stored = await orch.tasks.get(reply.task.id);
+    expect(stored?.planner).toEqual({ name: 'rules', fallback_reason: 'the model did not answer within 3000 ms' });
+    expect(stored?.workflow).toEqual([{ tool: 'text', action: 'echo', input: { text: 'fallback' } }]);
+  });
+
+  it("gives the model only what is left of the requester's wait: a create waiting 2.5 s falls back in time", async () => {
+    const reply = await create(uniqueName('acct'), 'too slow: Echo "in time"', { timeoutMs: 2500 });
+    expect(reply.ok).toBe(true);
+    expect((await orch.tasks.get(reply.task.id))?.planner?.fallback_reason).toMatch(/^the model did not answer within 1\d{3} ms$/);
+  });
+
+  it('ignores a second plan for a task already inserted (a redelivery): the answer is the task as created', async () => {
+    const acct = uniqueName('acct');
+    const first = await create(acct, 'once: post to #eng', { user_id: 'u1' });
+    const again = (await orch.client.request(
+      'task.create',
+      {
+        task_id: first.task.id,
+        account_id: acct,
+        environment: 'test',
+        prompt: 'once: post to #eng',
+        user_id: 'u1',
+        metadata: {},
+        mode: 'live',
+        created_at: new Date().toISOString(),
+        concurrency_limit: 10,
+        plan: { tool: 'text', steps: [{ tool: 'text', action: 'echo', input: { text: 'other' } }], planner: { name: 'llm', model: 'x' } },
+      },
+      { partitionKey: acct, timeoutMs: 5000 },
+    )) as TaskReply;
+    expect(again.task).toMatchObject({ id: first.task.id, tool: 'slack' });
+    expect((await orch.tasks.get(first.task.id))?.workflow).toEqual([
+      { tool: 'slack', action: 'post_message', input: { channel: 'eng', text: 'once: post to #eng' } },
+    ]);
+    expect(await orch.mongo.collection('tasks').countDocuments({ account_id: acct })).toBe(1);
+  });
+});
+
 describe('stalled steps (real reaper, broker and database)', () => {
   const GIVE_UP_MS = 2000;
   const { logger, lines } = memoryLogger('orchestrator');

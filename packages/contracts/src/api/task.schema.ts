@@ -156,6 +156,34 @@ export const traceStepSchema = {
 } as const;
 export type TraceStep = FromSchema<typeof traceStepSchema>;
 
+/** Which planner made a task's plan: `rules`, or `llm` with its model; `fallback_reason` when a configured model's plan was not used. */
+export const tracePlannerSchema = {
+  $id: 'TracePlanner',
+  type: 'object',
+  properties: {
+    name: { type: 'string', enum: ['rules', 'llm'] },
+    model: { type: 'string' },
+    fallback_reason: { type: 'string' },
+  },
+  required: ['name'],
+  additionalProperties: false,
+} as const;
+
+/** A step as planned (a test-mode task's preview): what it would do, with its side-effect class and the required inputs it lacks. */
+export const plannedStepSchema = {
+  $id: 'PlannedStep',
+  type: 'object',
+  properties: {
+    tool: { type: 'string' },
+    action: { type: 'string' },
+    side_effect: { type: 'string', enum: ['read', 'write', 'destructive'] },
+    input: { type: 'object' },
+    missing: { type: 'array', items: { type: 'string' } },
+  },
+  required: ['tool', 'action', 'side_effect', 'input', 'missing'],
+  additionalProperties: false,
+} as const;
+
 export const traceSchema = {
   $id: 'TaskTrace',
   type: 'object',
@@ -163,6 +191,10 @@ export const traceSchema = {
     task_id: taskId,
     steps: { type: 'array', items: traceStepSchema },
     total_duration_ms: { type: 'integer', minimum: 0 },
+    /** Which planner made the plan (absent for tasks stored before it was recorded). */
+    planner: tracePlannerSchema,
+    /** A test-mode task's planned steps (nothing runs, so `steps` is empty). */
+    planned_steps: { type: 'array', items: plannedStepSchema },
   },
   required: ['task_id', 'steps', 'total_duration_ms'],
   additionalProperties: false,
@@ -175,7 +207,14 @@ export const errorEnvelopeSchema = {
   properties: {
     error: {
       type: 'object',
-      properties: { code: { type: 'string' }, message: { type: 'string' } },
+      properties: {
+        code: { type: 'string' },
+        message: { type: 'string' },
+        /** What would make the request work, in the caller's terms (refused creates: no_matching_tool, missing_input, unsupported_request). */
+        suggestion: { type: 'string' },
+        /** missing_input: the required inputs the request lacks, e.g. "step 1 (gmail.send_email): subject". */
+        missing: { type: 'array', items: { type: 'string' } },
+      },
       required: ['code', 'message'],
       additionalProperties: false,
     },

@@ -53,6 +53,41 @@ const nullableString = { anyOf: [{ type: 'string' }, { type: 'null' }] } as cons
 
 // ---- commands to the orchestrator (partitioned by account) ----
 
+/** Which planner made a plan (recorded with the task, shown in its trace). */
+export const plannerInfoSchema = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', enum: ['rules', 'llm'] },
+    /** The model, when the LLM planner made the plan. */
+    model: { type: 'string' },
+    /** Why the configured LLM planner's plan was not used. */
+    fallback_reason: { type: 'string' },
+  },
+  required: ['name'],
+  additionalProperties: false,
+} as const;
+export type PlannerInfoData = FromSchema<typeof plannerInfoSchema>;
+
+/** A checked plan, made outside the partition (the LLM planner) and attached to the task.create it hands back. */
+export const taskPlanSchema = {
+  type: 'object',
+  properties: {
+    tool: id,
+    steps: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { tool: id, action: id, input: { type: 'object' } },
+        required: ['tool', 'action', 'input'],
+        additionalProperties: false,
+      },
+    },
+    planner: plannerInfoSchema,
+  },
+  required: ['tool', 'steps', 'planner'],
+  additionalProperties: false,
+} as const;
+
 export const taskCreateSchema = {
   type: 'object',
   properties: {
@@ -65,6 +100,11 @@ export const taskCreateSchema = {
     mode: { type: 'string', enum: ['live', 'test'] },
     created_at: ts,
     concurrency_limit: { type: 'integer', minimum: 1 },
+    /**
+     * Set only by the orchestrator's planner consumer (task.plan): the plan the model made, which
+     * the partition's writer records as it is. The gateway never sends one.
+     */
+    plan: taskPlanSchema,
   },
   required: ['task_id', 'account_id', 'environment', 'prompt', 'user_id', 'metadata', 'mode', 'created_at', 'concurrency_limit'],
   additionalProperties: false,
@@ -97,7 +137,11 @@ export const taskReconcileSchema = {
 } as const;
 export type TaskReconcile = FromSchema<typeof taskReconcileSchema>;
 
-/** Answer to task.create and task.cancel: the task view or an API error code. */
+/**
+ * Answer to task.create and task.cancel: the task view or an API error code. A refused create
+ * (no_matching_tool, missing_input, unsupported_request) says what would make the request clear
+ * (`suggestion`) and, for missing_input, what is missing.
+ */
 export const taskReplySchema = {
   type: 'object',
   properties: {
@@ -106,7 +150,12 @@ export const taskReplySchema = {
     version: { type: 'integer' },
     error: {
       type: 'object',
-      properties: { code: { type: 'string' }, message: { type: 'string' } },
+      properties: {
+        code: { type: 'string' },
+        message: { type: 'string' },
+        suggestion: { type: 'string' },
+        missing: { type: 'array', items: { type: 'string' } },
+      },
       required: ['code', 'message'],
     },
   },
@@ -369,6 +418,8 @@ export const taskEventSchema = {
         cancelled_at: ts,
         result: { type: 'object' },
         error: taskErrorSchema,
+        /** Which planner made the task's plan (absent for a task stored before it was recorded). */
+        planner: plannerInfoSchema,
       },
       required: ['id', 'account_id', 'environment', 'user_id', 'status', 'tool', 'metadata', 'created_at'],
       additionalProperties: false,
@@ -427,6 +478,8 @@ export const CATALOG = {
   'task.cancel': { exchange: EXCHANGES.commands, routingKey: 'orchestrator', partitioned: true, schema: taskCancelSchema },
   'step.result': { exchange: EXCHANGES.commands, routingKey: 'orchestrator', partitioned: true, schema: stepResultSchema },
   'task.reconcile': { exchange: EXCHANGES.commands, routingKey: 'orchestrator', partitioned: true, schema: taskReconcileSchema },
+  /** A create handed on by its partition to be planned by the model, by any orchestrator replica (request/reply kept). */
+  'task.plan': { exchange: EXCHANGES.commands, routingKey: 'orchestrator.planner', partitioned: false, schema: taskCreateSchema },
   'step.run': { exchange: EXCHANGES.commands, routingKey: 'executor.steps', partitioned: false, schema: stepRunSchema },
   'trace.get': { exchange: EXCHANGES.commands, routingKey: 'executor.queries', partitioned: false, schema: traceGetSchema },
   'credential.get': { exchange: EXCHANGES.commands, routingKey: 'vault.requests', partitioned: false, schema: credentialGetSchema },
@@ -482,6 +535,7 @@ export interface MessageDataMap {
   'task.cancel': TaskCancel;
   'step.result': StepResult;
   'task.reconcile': TaskReconcile;
+  'task.plan': TaskCreate;
   'step.run': StepRun;
   'trace.get': TraceGet;
   'credential.get': CredentialGet;
@@ -516,6 +570,11 @@ export function routingKeyFor(type: MessageType, partitionKey?: string): string 
 /** Queues each owner consumes, with what binds to them. */
 export const QUEUES = {
   orchestratorPartition: (p: number) => ({ name: `orchestrator.p${p}`, exchange: EXCHANGES.commands, bindings: [`orchestrator.p${p}`] }),
+  /**
+   * Creates waiting for the LLM planner: not partitioned, consumed by every orchestrator replica
+   * (competing consumers), so no partition's writer waits for a model.
+   */
+  orchestratorPlanner: { name: 'orchestrator.planner', exchange: EXCHANGES.commands, bindings: ['orchestrator.planner'] },
   gatewayTaskEvents: (p: number) => ({ name: `gateway.task-events.p${p}`, exchange: EXCHANGES.events, bindings: [`task.event.p${p}`] }),
   executorSteps: { name: 'executor.steps', exchange: EXCHANGES.commands, bindings: ['executor.steps'] },
   executorQueries: { name: 'executor.queries', exchange: EXCHANGES.commands, bindings: ['executor.queries'] },

@@ -40,27 +40,43 @@ describe('public API app', () => {
     },
   } as unknown as AccountRepository;
   /** task_seen exists (cancel and trace get as far as asking); any other task is unknown. */
+  const preview = { tool: 'text', steps: [{ tool: 'text', action: 'echo', side_effect: 'read', input: { text: 'x' }, missing: [] }] };
   const views = {
     get: async (id: string) =>
-      id === 'task_seen' ? { _id: id, account_id: 'acct_1', environment: 'test', status: 'running', version: 1 } : null,
+      id === 'task_seen'
+        ? { _id: id, account_id: 'acct_1', environment: 'test', status: 'running', version: 1 }
+        : id === 'task_previewed'
+          ? {
+              _id: id,
+              account_id: 'acct_1',
+              environment: 'test',
+              status: 'complete',
+              result: { preview },
+              planner: { name: 'rules', fallback_reason: 'the model answered HTTP 500' },
+              version: 2,
+            }
+          : null,
     list: async () => [],
     apply: async () => undefined,
   } as unknown as TaskViewRepository;
   /** What the app asked of the other services, with each request's correlation id. */
   const asked: { type: string; correlationId: string | undefined }[] = [];
+  const waited: Record<string, number> = {};
   const replies: Record<string, object> = {
     'task.create': { ok: true, version: 1, task: { id: 'task_new', status: 'running', tool: 'text', created_at: '2026-01-01T00:00:00Z' } },
     'task.cancel': { ok: true, version: 2, task: { id: 'task_seen', status: 'cancelled', cancelled_at: '2026-01-01T00:00:00Z' } },
     'trace.get': { ok: true, trace: { task_id: 'task_seen', steps: [], total_duration_ms: 0 } },
+    'trace.get:task_previewed': { ok: true, trace: { task_id: 'task_previewed', steps: [], total_duration_ms: 0 } },
     'connections.list': { ok: true, connections: [] },
     'settings_link.create': { ok: true, url: 'https://vault.example/settings?token=t', expires_at: '2026-01-01T00:00:00Z' },
     'tool.register': { ok: true, tool: { name: 'my_tool' }, created: true },
     'tool.list': { ok: true, tools: [{ name: 'my_tool' }] },
   };
   const broker = {
-    request: async (type: string, _data: unknown, opts: { correlationId?: string }) => {
+    request: async (type: string, data: { task_id?: string }, opts: { correlationId?: string; timeoutMs: number }) => {
       asked.push({ type, correlationId: opts.correlationId });
-      return replies[type] ?? { ok: true };
+      waited[type] = opts.timeoutMs;
+      return replies[`${type}:${data.task_id}`] ?? replies[type] ?? { ok: true };
     },
   } as unknown as Broker;
   const rateLimits = { acquire: async () => decision } as unknown as RateLimitRepository;
@@ -72,6 +88,7 @@ describe('public API app', () => {
     idempotencyKeys: {} as IdempotencyRepository,
     logger,
     requestTimeoutMs: 1000,
+    createTimeoutMs: 25_000,
     bodyLimitBytes: 1024,
     idempotencyLeaseMs: 30_000,
   });
@@ -227,6 +244,41 @@ describe('public API app', () => {
       expect([method, path, r.status]).toEqual([method, path, status]);
       expect([method, path, asked]).toEqual([method, path, types.map((type) => ({ type, correlationId: id }))]);
     }
+  });
+
+  it('answers a refused create 422 with its code, message, suggestion and what is missing, after waiting the create timeout', async () => {
+    const json = { ...auth, 'content-type': 'application/json' };
+    const saved = replies['task.create']!;
+    try {
+      for (const code of ['no_matching_tool', 'missing_input', 'unsupported_request']) {
+        const error = {
+          code,
+          message: `refused: ${code}`,
+          suggestion: 'Say it differently',
+          ...(code === 'missing_input' ? { missing: ['step 1 (gmail.send_email): subject'] } : {}),
+        };
+        replies['task.create'] = { ok: false, error };
+        const r = await call('POST', '/v1/tasks', { headers: json, body: JSON.stringify({ prompt: 'something' }) });
+        expect([code, r.status, r.json]).toEqual([code, 422, { error }]);
+      }
+    } finally {
+      replies['task.create'] = saved;
+    }
+    await call('POST', '/v1/tasks/task_seen/cancel', { headers: auth });
+    expect([waited['task.create'], waited['task.cancel']]).toEqual([25_000, 1000]);
+  });
+
+  it("adds the planner and a test task's planned steps to the executor's trace", async () => {
+    const r = await call('GET', '/v1/tasks/task_previewed/trace', { headers: auth });
+    expect(r.json).toEqual({
+      task_id: 'task_previewed',
+      steps: [],
+      total_duration_ms: 0,
+      planner: { name: 'rules', fallback_reason: 'the model answered HTTP 500' },
+      planned_steps: preview.steps,
+    });
+    const running = await call('GET', '/v1/tasks/task_seen/trace', { headers: auth });
+    expect(running.json).toEqual({ task_id: 'task_seen', steps: [], total_duration_ms: 0 });
   });
 
   it('logs one line per request once answered, with the account when known and never the key', async () => {

@@ -35,6 +35,8 @@ export interface AppDeps {
   idempotencyKeys: IdempotencyRepository;
   logger: Logger;
   requestTimeoutMs: number;
+  /** How long a create waits for the orchestrator (covers an LLM planner's call); requestTimeoutMs when absent. */
+  createTimeoutMs?: number;
   bodyLimitBytes: number;
   /** How long an in-progress Idempotency-Key record is believed before it counts as abandoned. */
   idempotencyLeaseMs: number;
@@ -98,7 +100,7 @@ export function createApp(deps: AppDeps): express.Express {
         authenticated,
         shedWhenBacklogged(backlog, deps.onCreateShed),
         ...counted,
-        createTaskRoute({ ...upstream, idempotency, backlog }),
+        createTaskRoute({ ...upstream, timeoutMs: deps.createTimeoutMs ?? deps.requestTimeoutMs, idempotency, backlog }),
       ],
       get: api(listTasksRoute(deps.views)),
     }),

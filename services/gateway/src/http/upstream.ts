@@ -41,11 +41,15 @@ export function upstreamError(err: unknown): never {
   throw err;
 }
 
+/** The orchestrator's answer: the task, or its error as the API's (a refused create keeps its suggestion and what is missing). */
 export function unwrapReply(reply: unknown): NonNullable<TaskReply['task']> & Record<string, unknown> {
   const r = reply as TaskReply;
   if (!r.ok) {
     const code = r.error?.code;
-    throw new AppError(isApiErrorCode(code) ? code : 'internal_error', r.error?.message ?? 'request failed');
+    throw new AppError(isApiErrorCode(code) ? code : 'internal_error', r.error?.message ?? 'request failed', {
+      suggestion: r.error?.suggestion,
+      missing: r.error?.missing,
+    });
   }
   return r.task ?? {};
 }

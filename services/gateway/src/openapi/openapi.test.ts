@@ -115,7 +115,7 @@ describe('OpenAPI document', () => {
     expect(codes('400')).toEqual(['invalid_request']);
     expect(codes('401').sort()).toEqual(['invalid_api_key', 'missing_api_key']);
     expect(codes('409').sort()).toEqual(['idempotency_key_in_progress', 'idempotency_key_reused']);
-    expect(codes('422').sort()).toEqual(['no_matching_tool', 'prompt_too_long']);
+    expect(codes('422').sort()).toEqual(['missing_input', 'no_matching_tool', 'prompt_too_long', 'unsupported_request']);
     expect(codes('429')).toEqual(['rate_limit_exceeded']);
     expect(r['429'].headers['Retry-After']).toBeDefined();
     expect(r['201'].headers['X-RateLimit-Reset']).toBeDefined();

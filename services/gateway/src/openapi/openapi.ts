@@ -16,6 +16,8 @@ import {
   taskSchema,
   traceSchema,
   traceStepSchema,
+  tracePlannerSchema,
+  plannedStepSchema,
   toolListSchema,
   toolManifestSchema,
   toolPathSchema,
@@ -39,6 +41,8 @@ export const COMPONENT_SCHEMAS = {
   CancelledTask: cancelledTaskSchema,
   TaskTrace: traceSchema,
   TraceStep: traceStepSchema,
+  TracePlanner: tracePlannerSchema,
+  PlannedStep: plannedStepSchema,
   Connection: connectionViewSchema,
   ConnectionList: connectionListSchema,
   SettingsLink: settingsLinkSchema,
@@ -137,7 +141,11 @@ const OPERATIONS: Record<string, Partial<Record<'get' | 'post' | 'delete', Opera
       description:
         `Starts a task and answers at once. \`status\` is \`running\`, or \`pending\` when the account is at its concurrent-task limit (it starts FIFO when a running task ends). ` +
         `The prompt may have at most ${PROMPT_MAX_CHARS} characters counted in Unicode code points (an emoji is one); more is 422 prompt_too_long. ` +
-        '`user_id` and `mode` are accepted and never echoed. With `Idempotency-Key`, a repeat with the same body gets the original answer (header `Idempotent-Replayed: true`).',
+        '`user_id` and `mode` are accepted and never echoed. With `Idempotency-Key`, a repeat with the same body gets the original answer (header `Idempotent-Replayed: true`). ' +
+        'The task is planned before the answer: a request the planner refuses is 422 with a `suggestion` of how to say it: ' +
+        '`no_matching_tool` (nothing the service does was recognised), `missing_input` (the action is clear but a required input is not in the prompt; `missing` names it), ' +
+        '`unsupported_request` (understood, but not something the service does now: a trigger on a future event, an unclear request). `tool` is the tool the plan uses. ' +
+        "With an LLM planner configured, the answer waits for the model (at most the gateway's create timeout).",
       parameters: [
         {
           name: 'Idempotency-Key',
@@ -156,7 +164,14 @@ const OPERATIONS: Record<string, Partial<Record<'get' | 'post' | 'delete', Opera
         schema: 'CreatedTask',
         headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } },
       },
-      errors: ['idempotency_key_reused', 'idempotency_key_in_progress', 'prompt_too_long', 'no_matching_tool'],
+      errors: [
+        'idempotency_key_reused',
+        'idempotency_key_in_progress',
+        'prompt_too_long',
+        'no_matching_tool',
+        'missing_input',
+        'unsupported_request',
+      ],
       upstream: true,
       shed: true,
     },
@@ -203,7 +218,9 @@ const OPERATIONS: Record<string, Partial<Record<'get' | 'post' | 'delete', Opera
       operationId: 'getTaskTrace',
       summary: 'Get the trace of a task',
       tag: 'Tasks',
-      description: 'The steps run so far, in execution order.',
+      description:
+        "The steps run so far, in execution order; `planner`: which planner made the plan (`rules`, or `llm` with its `model`; `fallback_reason` when a configured model's plan was not used); " +
+        "`planned_steps`: a test-mode task's planned steps (nothing runs), each with its side-effect class and the required inputs it lacks.",
       parameters: [taskIdParam],
       success: { status: 200, description: 'The trace.', schema: 'TaskTrace' },
       errors: ['task_not_found'],

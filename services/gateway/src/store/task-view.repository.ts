@@ -1,5 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
-import type { Environment, TaskEvent, TaskStatus } from '@tes/contracts';
+import type { Environment, PlannerInfoData, TaskEvent, TaskStatus } from '@tes/contracts';
 import { isDuplicateKey } from '@tes/store';
 
 /** The gateway's read model of a task, built from task events (and the create/cancel answers). */
@@ -17,6 +17,8 @@ export interface TaskViewDoc {
   cancelled_at?: string;
   result?: Record<string, unknown>;
   error?: TaskEvent['task']['error'];
+  /** Which planner made the task's plan (the trace shows it). */
+  planner?: PlannerInfoData;
   version: number;
 }
 
@@ -124,6 +126,7 @@ export function viewFromEvent(event: TaskEvent): TaskViewDoc {
     ...(t.cancelled_at ? { cancelled_at: t.cancelled_at } : {}),
     ...(t.result ? { result: t.result } : {}),
     ...(t.error ? { error: t.error } : {}),
+    ...(t.planner ? { planner: t.planner } : {}),
     version: event.version,
   };
 }

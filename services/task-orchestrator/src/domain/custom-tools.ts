@@ -1,4 +1,4 @@
-import type { ToolDef } from '@tes/catalog';
+import { BUILT_IN_TOOLS, type ToolDef } from '@tes/catalog';
 import { sideEffectOfAction, type StepRun, type ToolView } from '@tes/contracts';
 
 /**
@@ -23,6 +23,11 @@ export function customToolDef(view: ToolView): ToolDef {
       keywords: [...new Set([...nameWords(a.name), ...(a.keywords ?? []).map((k) => k.toLowerCase())])],
     })),
   };
+}
+
+/** The built-in catalog, then the account's custom tools (built-ins win ties: catalog order). */
+export function catalogWith(custom: readonly ToolView[]): readonly ToolDef[] {
+  return custom.length === 0 ? BUILT_IN_TOOLS : [...BUILT_IN_TOOLS, ...custom.map(customToolDef)];
 }
 
 /** What the executor needs to run a custom tool's action (it has no tool store); undefined for unknown actions. */

@@ -13,13 +13,14 @@ import {
   type TaskStatus,
   type ToolView,
 } from '@tes/contracts';
-import { BUILT_IN_TOOLS, findTool, type ToolDef } from '@tes/catalog';
+import { findTool, type ToolDef } from '@tes/catalog';
 import type { Logger } from '@tes/logger';
 import type { OutboxMessage, TaskDoc, TaskRepository, WorkflowStep } from '../store/task.repository.js';
 import type { ToolRepository } from '../store/tool.repository.js';
-import { customStep, customToolDef } from './custom-tools.js';
+import { catalogWith, customStep } from './custom-tools.js';
+import { missingInputs, previewOf } from './preview.js';
 import type { ActiveCounts, PartitionMemory, PublishedOutbox } from './partition-memory.js';
-import { planWithRules, planWorkflowWithLlm, type LlmPlannerOptions } from '@tes/planner';
+import { planWithRules, type PlanOutcome, type Refusal } from '@tes/planner';
 
 export interface WriterDeps {
   tasks: TaskRepository;
@@ -32,8 +33,6 @@ export interface WriterDeps {
    * before the next reconcile gives up on it and fails the task with `service_unavailable`.
    */
   stallGiveUpAfterMs: number;
-  /** When set, workflows come from the LLM planner, after the create answer. */
-  llm?: LlmPlannerOptions | undefined;
   /** Publishes a task's outbox with confirms (the writer clears it in the database). */
   relay(doc: TaskDoc): Promise<void>;
   /** How soon published outboxes that no later write has replaced are cleared, in one batch per partition. */
@@ -64,16 +63,23 @@ export class TaskWriter {
   }
 
   /**
-   * One insert carries the task, its workflow (the deterministic planner is pure and
-   * fast) and the first step in the outbox; the answer goes out right after it.
+   * Records a create: the plan comes with the command (made by the LLM planner outside this turn,
+   * messaging/planner.consumer.ts) or from the rules planner here (pure and fast). A refusal is
+   * the answer (422 at the gateway). Otherwise one insert carries the task, its plan and, for a
+   * running task, the first step (or the test-mode preview) in its outbox; the answer follows the
+   * insert. A pending task keeps its plan until it is admitted. A redelivered create (or a second
+   * plan for it) finds the task inserted and answers with it.
    */
   async create(mem: PartitionMemory, cmd: TaskCreate, reply: (body: TaskReply) => Promise<void>, correlationId?: string): Promise<void> {
     const custom = await this.customTools(mem, cmd.account_id, cmd.environment);
     const catalog = catalogWith(custom);
-    const outcome = planWithRules(cmd.prompt, { now: new Date(cmd.created_at), tools: catalog });
-    if (!outcome.ok) return reply(err(outcome.refusal.code === 'no_matching_tool' ? 'no_matching_tool' : 'no_matching_tool', outcome.refusal.message));
-    const tool = findTool(outcome.plan.tool, catalog);
-    if (!tool) return reply(err('no_matching_tool', 'No tool matches the prompt'));
+    const outcome = cmd.plan ? givenPlan(cmd.plan, catalog) : planWithRules(cmd.prompt, { now: new Date(cmd.created_at), tools: catalog });
+    if (!outcome.ok) return reply(refusalReply(outcome.refusal));
+    const plan = outcome.plan;
+    const missing = missingOf(plan.steps, catalog);
+    if (missing.length > 0) return reply(refusalReply(missingRefusal(missing)));
+    const tool = findTool(plan.tool, catalog);
+    if (!tool) return reply(refusalReply(noTool(`The plan's tool ${plan.tool} is not in the catalog`)));
     if (tool.service && !cmd.user_id) {
       return reply(err('invalid_request', `user_id is required: tool ${tool.name} acts on a user's ${tool.service} account`));
     }
@@ -88,6 +94,7 @@ export class TaskWriter {
       mode: cmd.mode,
       status: running < cmd.concurrency_limit ? 'running' : 'pending',
       tool: tool.name,
+      planner: plan.planner,
       created_at: cmd.created_at,
       current_step: 0,
       outputs: [],
@@ -103,28 +110,40 @@ export class TaskWriter {
       account_id: doc.account_id,
       status: doc.status,
       tool: doc.tool,
+      planner: plan.planner.name,
+      ...(plan.planner.fallback_reason ? { fallback_reason: plan.planner.fallback_reason } : {}),
       correlation_id: correlationId,
     });
     emit(doc, 'created');
     const answer = createdReply(doc);
-    // The deterministic planner is pure and takes microseconds: plan before the insert.
-    if (doc.status === 'running' && !this.deps.llm) {
-      this.applyPlan(doc, outcome.plan.steps, custom);
-    }
+    recordPlan(doc, plan.steps, custom);
+    if (doc.status === 'running') this.start(doc);
 
     if (!(await this.deps.tasks.insert(doc))) {
-      // A redelivered create: answer with what exists and finish what was left undone.
-      const existing = await this.deps.tasks.get(doc._id);
-      if (!existing || existing.account_id !== cmd.account_id) return reply(err('invalid_request', 'task id already used'));
-      await reply(createdReply(existing, 1));
-      return this.reconcile(mem, existing._id);
+      await this.answerExisting(mem, cmd, reply);
+      return;
     }
     stored.set(doc, doc.status);
     mem.moved(doc.account_id, undefined, doc.status);
     await reply(answer);
     await this.publish(mem, doc);
-    if (doc.status === 'running' && !doc.workflow) return this.advance(mem, doc);
     if (doc.status !== 'running' && doc.status !== 'pending') await this.admitNext(mem, doc.account_id);
+  }
+
+  /**
+   * A create whose task is stored already (a redelivered create, a second plan): answers with the
+   * task as created and finishes what was left undone. False when no such task exists.
+   */
+  async answerExisting(mem: PartitionMemory, cmd: TaskCreate, reply: (body: TaskReply) => Promise<void>): Promise<boolean> {
+    const existing = await this.deps.tasks.get(cmd.task_id);
+    if (!existing) return false;
+    if (existing.account_id !== cmd.account_id) {
+      await reply(err('invalid_request', 'task id already used'));
+      return true;
+    }
+    await reply(createdReply(existing, 1));
+    await this.reconcile(mem, existing._id);
+    return true;
   }
 
   async cancel(mem: PartitionMemory, cmd: TaskCancel, reply: (body: TaskReply) => Promise<void>): Promise<void> {
@@ -308,38 +327,40 @@ export class TaskWriter {
     for (const p of list) mem.outboxCleared(p.id, p.version);
   }
 
-  /** Moves a running task without a workflow forward: plan, then run or preview. */
+  /**
+   * Moves forward a running task stored without a plan (stored before plans were recorded at
+   * create, or a crash case): the rules planner plans it (pure, fast), then it runs or is
+   * previewed; a refusal fails it before any step runs.
+   */
   private async advance(mem: PartitionMemory, doc: TaskDoc): Promise<void> {
     if (doc.status !== 'running' || doc.workflow) return;
     const custom = await this.customTools(mem, doc.account_id, doc.environment);
     const catalog = catalogWith(custom);
-    const tool = findTool(doc.tool, catalog);
-    const now = new Date(doc.created_at);
-    const llm = this.deps.llm;
-    const workflow = !tool
-      ? []
-      : llm
-        ? await planWorkflowWithLlm(doc.prompt, tool, {
-            ...llm,
-            tools: catalog,
-            now,
-            onFallback: (reason: string) =>
-              this.deps.logger.warn('llm planner fell back to the deterministic one', { task_id: doc._id, reason }),
-          })
-        : (() => {
-            const planned = planWithRules(doc.prompt, { now, tools: catalog });
-            return planned.ok ? planned.plan.steps : [];
-          })();
-    this.applyPlan(doc, workflow, custom);
+    const outcome = planWithRules(doc.prompt, { now: new Date(doc.created_at), tools: catalog });
+    const missing = outcome.ok ? missingOf(outcome.plan.steps, catalog) : [];
+    const refusal = !outcome.ok ? outcome.refusal : missing.length > 0 ? missingRefusal(missing) : undefined;
+    if (refusal || !outcome.ok) {
+      doc.status = 'failed';
+      doc.failed_at = isoNow();
+      doc.planner = { name: 'rules' };
+      const r = refusal ?? noTool('No workflow could be generated for the prompt');
+      doc.error = { code: r.code, message: r.message, tool: doc.tool, recoverable: false, suggestion: r.suggestion };
+      emit(doc, 'failed');
+    } else {
+      doc.planner = outcome.plan.planner;
+      recordPlan(doc, outcome.plan.steps, custom);
+      this.start(doc);
+    }
     await this.commit(mem, doc);
     if (doc.status !== 'running') await this.admitNext(mem, doc.account_id);
   }
 
   /**
-   * Applies a generated workflow: fail it (empty or too deep), preview it (test mode), or start it.
-   * The custom tools it uses are kept with the task, so it runs as planned even if they change. No I/O.
+   * Starts a running task on its recorded plan: fails it when the plan is too deep, previews it in
+   * test mode (complete at once, nothing runs), or puts its first step in the outbox. No I/O.
    */
-  private applyPlan(doc: TaskDoc, workflow: WorkflowStep[], custom: readonly ToolView[]): void {
+  private start(doc: TaskDoc): void {
+    const workflow = doc.workflow ?? [];
     if (workflow.length > WORKFLOW_MAX_STEPS || workflow.length === 0) {
       doc.status = 'failed';
       doc.failed_at = isoNow();
@@ -356,23 +377,10 @@ export class TaskWriter {
       emit(doc, 'failed');
       return;
     }
-    doc.workflow = workflow;
-    const used = custom.filter((t) => workflow.some((s) => s.tool === t.name));
-    if (used.length > 0) doc.custom_tools = used;
     if (doc.mode === 'test') {
       doc.status = 'complete';
       doc.completed_at = isoNow();
-      doc.result = {
-        preview: {
-          tool: doc.tool,
-          steps: workflow.map((s) => ({
-            tool: s.tool,
-            action: s.action,
-            input: s.input,
-            side_effect: sideEffectOf(s.tool, s.action, catalogWith(used)),
-          })),
-        },
-      };
+      doc.result = { preview: previewOf(doc.tool, workflow, catalogWith(doc.custom_tools ?? [])) };
       emit(doc, 'completed');
       return;
     }
@@ -450,8 +458,14 @@ export class TaskWriter {
     next.status = 'running';
     next.started_at = isoNow();
     emit(next, 'started');
+    if (!next.workflow) {
+      await this.commit(mem, next);
+      return this.advance(mem, next);
+    }
+    // Planned at create: the recorded plan runs (or is previewed) as it is, not planned again.
+    this.start(next);
     await this.commit(mem, next);
-    await this.advance(mem, next);
+    if (next.status !== 'running') await this.admitNext(mem, accountId);
   }
 
   /** Writes the whole task (its outbox included), then publishes the outbox. */
@@ -524,6 +538,7 @@ function emit(doc: TaskDoc, kind: TaskEventKind, extra: Pick<TaskEvent, 'progres
     ...(doc.cancelled_at ? { cancelled_at: doc.cancelled_at } : {}),
     ...(doc.result ? { result: doc.result } : {}),
     ...(doc.error ? { error: doc.error } : {}),
+    ...(doc.planner ? { planner: doc.planner } : {}),
   };
   doc.outbox.push({
     id: `evt_${doc._id}_${doc.version}`,
@@ -539,24 +554,66 @@ function resultOf(doc: TaskDoc): Record<string, unknown> {
   return { ...last, steps: doc.outputs };
 }
 
-function sideEffectOf(tool: string, action: string, tools: readonly ToolDef[]): string {
-  return findTool(tool, tools)?.actions.find((a) => a.name === action)?.side_effect ?? 'read';
+/** Keeps the plan with the task, and the custom tools it uses as they are now, so it runs as planned even if they change. */
+function recordPlan(doc: TaskDoc, workflow: WorkflowStep[], custom: readonly ToolView[]): void {
+  doc.workflow = workflow;
+  const used = custom.filter((t) => workflow.some((s) => s.tool === t.name));
+  if (used.length > 0) doc.custom_tools = used;
 }
 
-/** The built-in catalog, then the account's custom tools (built-ins win ties: catalog order). */
-function catalogWith(custom: readonly ToolView[]): readonly ToolDef[] {
-  return custom.length === 0 ? BUILT_IN_TOOLS : [...BUILT_IN_TOOLS, ...custom.map(customToolDef)];
+/** A plan made outside the partition (the LLM planner): its tools must still be in the account's catalog. */
+function givenPlan(plan: NonNullable<TaskCreate['plan']>, catalog: readonly ToolDef[]): PlanOutcome {
+  const gone = plan.steps.find((s) => !findTool(s.tool, catalog));
+  if (gone)
+    return { ok: false, refusal: { ...noTool(`The tool ${gone.tool} was removed while the task was planned`), planner: plan.planner } };
+  return { ok: true, plan: { tool: plan.tool, steps: plan.steps, planner: plan.planner } };
 }
 
-/** The create answer: the task as created (version 1), whatever planning did since. */
+function missingOf(steps: readonly WorkflowStep[], catalog: readonly ToolDef[]): string[] {
+  return steps.flatMap((s, i) => missingInputs(s, catalog).map((field) => `step ${i + 1} (${s.tool}.${s.action}): ${field}`));
+}
+
+function missingRefusal(missing: string[]): Refusal {
+  return {
+    code: 'missing_input',
+    message: `The request does not say: ${missing.join('; ')}`,
+    suggestion: 'Say the missing values in the prompt, for example the subject of an email in quotes',
+    missing,
+  };
+}
+
+function noTool(message: string): Refusal {
+  return {
+    code: 'no_matching_tool',
+    message,
+    suggestion: 'Name the service and the action, for example: Create an issue titled "Login fails" in acme/api',
+  };
+}
+
+/** The create answer: the task as created (version 1), whatever planning did since; `planner` is for the gateway's read model. */
 function createdReply(doc: TaskDoc, version = doc.version): TaskReply {
   return {
     ok: true,
     version,
-    task: { id: doc._id, status: doc.status, tool: doc.tool, created_at: doc.created_at, metadata: doc.metadata },
+    task: {
+      id: doc._id,
+      status: doc.status,
+      tool: doc.tool,
+      created_at: doc.created_at,
+      metadata: doc.metadata,
+      ...(doc.planner ? { planner: doc.planner } : {}),
+    },
   };
 }
 
 function err(code: string, message: string): TaskReply {
   return { ok: false, error: { code, message } };
+}
+
+/** A refused create: its code (422 at the gateway), what would make the request clear, and what is missing. */
+export function refusalReply(r: Refusal): TaskReply {
+  return {
+    ok: false,
+    error: { code: r.code, message: r.message, suggestion: r.suggestion, ...(r.missing?.length ? { missing: r.missing } : {}) },
+  };
 }

@@ -21,7 +21,13 @@ import type { ToolAdmin } from '../domain/tool-admin.js';
  * Each partition has its PartitionMemory: entered with every message (a new consumer
  * attachment empties it), and forgotten whenever a message fails.
  */
-export async function consumePartitions(broker: Broker, writer: TaskWriter, tools: ToolAdmin, prefetch: number): Promise<void> {
+export async function consumePartitions(
+  broker: Broker,
+  writer: TaskWriter,
+  tools: ToolAdmin,
+  prefetch: number,
+  options: PartitionOptions = {},
+): Promise<void> {
   for (let p = 0; p < PARTITIONS; p++) {
     const mem = writer.remember(new PartitionMemory());
     await broker.consume(
@@ -30,7 +36,7 @@ export async function consumePartitions(broker: Broker, writer: TaskWriter, tool
         mem.run(async () => {
           mem.enter(d.consumer);
           try {
-            await handle(d, mem, writer, tools);
+            await handle(d, mem, writer, tools, options);
           } catch (err) {
             mem.forget();
             throw err;
@@ -41,10 +47,28 @@ export async function consumePartitions(broker: Broker, writer: TaskWriter, tool
   }
 }
 
-async function handle(d: Delivery, mem: PartitionMemory, writer: TaskWriter, tools: ToolAdmin): Promise<void> {
+export interface PartitionOptions {
+  /**
+   * The LLM planner is configured: a create without a plan is handed to the planner queue (same
+   * reply-to, correlation and deadline) instead of being planned here, so this partition's
+   * other messages never wait for a model.
+   */
+  planWithModel?: boolean;
+}
+
+async function handle(d: Delivery, mem: PartitionMemory, writer: TaskWriter, tools: ToolAdmin, options: PartitionOptions): Promise<void> {
   switch (d.type) {
-    case 'task.create':
-      return writer.create(mem, d.data as TaskCreate, (body) => d.reply(body), d.envelope.correlation_id);
+    case 'task.create': {
+      const cmd = d.data as TaskCreate;
+      const reply = (body: object) => d.reply(body);
+      if (options.planWithModel && !cmd.plan) {
+        // A redelivered create may have been inserted already: no second model call for it.
+        if (d.redelivered && (await writer.answerExisting(mem, cmd, reply))) return;
+        await d.forward('task.plan', cmd, d.envelope.correlation_id ? { correlationId: d.envelope.correlation_id } : {});
+        return;
+      }
+      return writer.create(mem, cmd, reply, d.envelope.correlation_id);
+    }
     case 'task.cancel':
       return writer.cancel(mem, d.data as TaskCancel, (body) => d.reply(body));
     case 'step.result':

@@ -1,5 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
-import type { Environment, MessageDataMap, MessageType, TaskError, TaskStatus, ToolView } from '@tes/contracts';
+import type { Environment, MessageDataMap, MessageType, PlannerInfoData, TaskError, TaskStatus, ToolView } from '@tes/contracts';
 import { isDuplicateKey } from '@tes/store';
 
 export interface WorkflowStep {
@@ -35,7 +35,10 @@ export interface TaskDoc {
   cancelled_at?: string;
   result?: Record<string, unknown>;
   error?: TaskError;
+  /** The plan, recorded at create (absent only for tasks stored before that, or a crash case). */
   workflow?: WorkflowStep[];
+  /** Which planner made the plan (shown in the trace). */
+  planner?: PlannerInfoData;
   /** The custom tools the workflow uses, as they were when it was planned. */
   custom_tools?: ToolView[];
   /** Set while `waiting`: the user's service connection the current step needs. */

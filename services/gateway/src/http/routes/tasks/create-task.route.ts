@@ -1,5 +1,12 @@
 import type { RequestHandler } from 'express';
-import { PROMPT_MAX_CHARS, createTaskBodySchema, isoNow, type CreateTaskBody, type CreatedTask } from '@tes/contracts';
+import {
+  PROMPT_MAX_CHARS,
+  createTaskBodySchema,
+  isoNow,
+  type CreateTaskBody,
+  type CreatedTask,
+  type PlannerInfoData,
+} from '@tes/contracts';
 import { AppError } from '@tes/errors';
 import { validBody } from '@tes/http';
 import type { Broker } from '@tes/messaging';
@@ -20,7 +27,9 @@ export function promptLength(prompt: string): number {
 /**
  * POST /v1/tasks → 201 {id, status, tool, created_at, metadata}. `status` is
  * `running`, or `pending` when the account is at its concurrent-task limit (the
- * orchestrator admits it FIFO when a running task ends).
+ * orchestrator admits it FIFO when a running task ends). A request the planner refuses is 422
+ * (no_matching_tool, missing_input, unsupported_request) with a `suggestion`. The wait for the
+ * orchestrator's answer is `timeoutMs` (CREATE_TIMEOUT_MS: it covers an LLM planner's call).
  */
 export function createTaskRoute(deps: {
   broker: Broker;
@@ -59,7 +68,7 @@ export function createTaskRoute(deps: {
           account._id,
         ),
       );
-      const task = unwrapReply(reply) as unknown as CreatedTask;
+      const task = unwrapReply(reply) as unknown as CreatedTask & { planner?: PlannerInfoData };
       await deps.views.apply({
         _id: task.id,
         account_id: account._id,
@@ -69,6 +78,7 @@ export function createTaskRoute(deps: {
         tool: task.tool,
         metadata: task.metadata,
         created_at: task.created_at,
+        ...(task.planner ? { planner: task.planner } : {}),
         version: Number((reply as { version?: number }).version ?? 1),
       });
       // user_id and mode are accepted but never echoed (spec 2.1).

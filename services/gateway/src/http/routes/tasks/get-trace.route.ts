@@ -7,7 +7,11 @@ import { authOf } from '../../auth.js';
 import { taskIdParam } from './task-id.js';
 import { ask, upstreamOf } from '../../upstream.js';
 
-/** GET /v1/tasks/:task_id/trace: the executor owns the trace; 404 as for get. */
+/**
+ * GET /v1/tasks/:task_id/trace: the executor owns the steps run; the task's read model adds which
+ * planner made the plan and, for a test-mode task (nothing runs), the planned steps of its
+ * preview. 404 as for get.
+ */
 export function getTraceRoute(deps: { broker: Broker; views: TaskViewRepository; timeoutMs: number }): RequestHandler {
   return async (req, res) => {
     const { account, environment } = authOf(res);
@@ -24,6 +28,14 @@ export function getTraceRoute(deps: { broker: Broker; views: TaskViewRepository;
       );
     }
     const { task_id, steps, total_duration_ms } = r.trace;
-    res.json({ task_id, steps, total_duration_ms });
+    const preview = (view.result as { preview?: { steps?: unknown } } | undefined)?.preview;
+    const trace: TaskTrace = {
+      task_id,
+      steps,
+      total_duration_ms,
+      ...(view.planner ? { planner: view.planner } : {}),
+      ...(Array.isArray(preview?.steps) ? { planned_steps: preview.steps as NonNullable<TaskTrace['planned_steps']> } : {}),
+    };
+    res.json(trace);
   };
 }
