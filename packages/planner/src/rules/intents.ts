@@ -94,12 +94,13 @@ export function rankIntents(
       if (h.not?.some(has)) continue;
       if (question && action.side_effect !== 'read') continue;
       const leading = verbs.some((v) => v === firstWord) ? 3 : 0;
+      const direct = directObject(clause.words, verbs, objects) ? 4 : 0;
       const specific = Math.max(0, ...objects.map((o) => (o.startsWith('@') ? 2 : o.split(' ').length + (o.length > 5 ? 1 : 0))));
       out.push({
         tool,
         action,
         hints: h,
-        score: 10 + (phrase ? 8 : 0) + leading + 3 * Math.min(objects.length, 2) + specific + 2 * Math.min(toolSignal, 3),
+        score: 10 + (phrase ? 8 : 0) + leading + direct + 3 * Math.min(objects.length, 2) + specific + 2 * Math.min(toolSignal, 3),
       });
     }
   }
@@ -120,6 +121,20 @@ const SYNONYMS: Record<string, readonly string[]> = {
   send: ['send', 'post', 'notify'],
   post: ['post', 'send', 'submit'],
 };
+
+const ARTICLES = new Set(['a', 'an', 'the', 'my', 'our', 'new', 'this', 'that', 'some', 'all', 'these', 'those', 'me', 'quick', 'short']);
+
+/** The object follows its verb ("create a contact", "close issue 4"): the strongest sign of what the clause asks. */
+function directObject(words: readonly string[], verbs: readonly string[], objects: readonly string[]): boolean {
+  const plain = objects.filter((o) => !o.startsWith('@') && !o.includes(' '));
+  for (const [i, w] of words.entries()) {
+    if (!verbs.includes(w)) continue;
+    let j = i + 1;
+    while (j < words.length && ARTICLES.has(words[j] ?? '')) j++;
+    if (plain.includes(words[j] ?? '')) return true;
+  }
+  return false;
+}
 
 /** Hints for a custom tool: its keywords and the words of its name; its actions' keywords and names. */
 export function customHints(tool: ToolDef): ToolHints {

@@ -851,6 +851,8 @@ export function correctWord(word: string): string {
   const short = SHORTHAND[word];
   if (short) return short;
   if (word.length < 4 || vocabulary.has(word) || PROTECTED.has(word) || FOREIGN_WORDS.has(word) || /[^a-z]/.test(word)) return word;
+  // An inflected word ("named", "posting", "weekly") is a word of its own far more often than a typo.
+  if (/(?:ed|ing|ly|er|est|ers|ings)$/.test(word)) return word;
   if (vocabulary.has(lemma(word))) return word;
   const max = word.length >= 8 ? 2 : 1;
   let best: string | undefined;

@@ -6,11 +6,13 @@ export const GMAIL_HINTS: ToolHints = {
     send_email: {
       verbs: ['send', 'email', 'mail', 'shoot', 'forward', 'drop'],
       objects: ['email', 'mail', 'message', 'note', '@email'],
-      not: ['draft', 'drafts', 'compose', 'prepare', 'reply', 'respond'],
+      // A #channel, a DM or Slack named: the message is not an email.
+      not: ['draft', 'drafts', 'compose', 'prepare', 'reply', 'respond', '@channel', 'dm', 'direct message', 'privately', 'slack'],
     },
     create_draft: {
       verbs: ['draft', 'compose', 'prepare', 'write', 'create', 'save', 'start'],
       objects: ['email', 'mail', 'message', 'draft', 'note', '@email', 'reply'],
+      not: ['@channel', 'slack', 'dm', 'direct message'],
     },
     reply_to_email: {
       verbs: ['reply', 'respond', 'answer', 'write'],
