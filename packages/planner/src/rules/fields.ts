@@ -5,6 +5,7 @@ import {
   leftoverText,
   outputRef,
   pointsBack,
+  referenceFor,
   previousData,
   quoteAfter,
   searchWindow,
@@ -72,18 +73,26 @@ function issueNumber(s: Slots, nouns: readonly string[]): number | string | unde
   const prev = previousData(s.state);
   if (prev && pointsBack(s.clause) && /^github\.(?:create_issue|get_issue|get_pull_request)$/.test(`${prev.step.tool}.${prev.step.action}`))
     return ref(prev.index, 'number');
+  // "comment on issue 12 and close it": the number the step before acted on.
+  const last = s.state.steps[s.state.steps.length - 1];
+  const before = last?.input['issue_number'] ?? last?.input['pull_number'];
+  if (pointsBack(s.clause) && last?.tool === 'github' && typeof before === 'number') return before;
   return undefined;
 }
 
 function textOrBack(s: Slots, roles: readonly string[], verbs: readonly string[], { leftover = true } = {}): string | undefined {
   const quoted = takeQuote(s, roles);
   if (quoted !== undefined) return quoted;
+  // "the same message": what the step before said.
+  const last = s.state.steps[s.state.steps.length - 1];
+  if (last && /\bthe same (?:message|text|thing|note)\b/.test(s.clause.canon) && typeof last.input['text'] === 'string')
+    return last.input['text'];
   const prev = previousData(s.state);
-  if (prev && (pointsBack(s.clause) || !leftover)) return outputRef(prev.index, prev.step);
+  if (prev && (pointsBack(s.clause) || !leftover)) return referenceFor(s.clause, prev.index, prev.step);
   if (!leftover) return undefined;
   const rest = leftoverText(s, verbs);
   if (rest) return rest;
-  return prev ? outputRef(prev.index, prev.step) : undefined;
+  return prev ? referenceFor(s.clause, prev.index, prev.step) : undefined;
 }
 
 function labels(s: Slots): string[] | undefined {
@@ -221,6 +230,11 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
         s.clause.raw.replace(QUOTE, ' '),
       )?.[1];
     const repoEntity = entitiesOf(s, 'repo')[0]?.value;
+    const org =
+      /\b(?:in|under|for|to)\s+(?:the\s+)?([A-Za-z0-9][\w.-]*)\s+(?:org|organization|organisation)\b|\b(?:org|organization|organisation)\s+([A-Za-z0-9][\w.-]*)/i.exec(
+        s.clause.raw.replace(QUOTE, ' '),
+      );
+    if (!repoEntity && (org?.[1] ?? org?.[2])) put('org', org?.[1] ?? org?.[2]);
     if (repoEntity) {
       const [org, name] = repoEntity.split('/');
       put('org', org);
@@ -350,12 +364,13 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
     }
   },
   'notion.create_page': (s, put, add) => {
-    const parentKind = /\b(?:under|inside|in|to)\s+(?:the\s+)?(?:page|wiki|doc)\b|\bpage\s+⟦|⟦\d+⟧\s+(?:notion\s+)?page\b/.test(
-      s.clause.canon,
-    )
-      ? 'page'
-      : 'database';
-    const parentQuote = quoteAfter(s, /\b(?:in|into|under|to|inside)\s+(?:the|my|our)?\s*(?:database|db|page|wiki)?/);
+    const c = s.clause.canon;
+    const parentKind =
+      !/\b(?:database|db)\b/.test(c) &&
+      /\b(?:under|inside|in|into|to)\s+(?:the\s+|my\s+|our\s+)?(?:notion\s+)?(?:page|wiki|doc)\b|⟦\d+⟧\s+(?:notion\s+)?page\b/.test(c)
+        ? 'page'
+        : 'database';
+    const parentQuote = quoteAfter(s, /\b(?:in|into|under|to|inside)\s+(?:the|my|our)?\s*(?:notion\s+)?(?:database|db|page|wiki)?/);
     const uuid = entitiesOf(s, 'uuid')[0]?.value;
     put('title', takeQuote(s, ['title', 'colon', 'quoted']));
     put('content', takeQuote(s, ['body']));
@@ -368,11 +383,11 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
     if (parentKind === 'page') put('parent_type', 'page');
   },
   'notion.query_database': (s, put, add) => {
-    const filter = /\bwhere\s+([\p{L}\p{N} _-]{1,40}?)\s+(?:is|=|equals)\s+(?:⟦(\d+)⟧|([\p{L}\p{N}_-]+))/iu.exec(s.clause.raw);
-    if (filter?.[1]) {
-      const value = filter[2] ? s.state.quotes[Number(filter[2])]?.text : filter[3];
-      if (filter[2]) s.state.usedQuotes.add(Number(filter[2]));
-      if (value) put('filter', { property: filter[1].trim(), equals: value });
+    put('filter', notionFilter(s));
+    const inTitle = /⟦(\d+)⟧\s+in\s+(?:the\s+)?(?:title|name)/.exec(s.clause.raw);
+    if (inTitle?.[1]) {
+      s.state.usedQuotes.add(Number(inTitle[1]));
+      put('filter_text', s.state.quotes[Number(inTitle[1])]?.text);
     }
     put('database_id', lookup(s, add, 'database'));
   },
@@ -395,17 +410,34 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
   'data.count': (s, put) => put('items', backRef(s, 'items')),
   'data.pluck': (s, put) => {
     put('items', backRef(s, 'items'));
-    put(
-      'field',
-      takeQuote(s, ['quoted']) ?? /\b(?:field|the)\s+([a-z_]+)\s+(?:field|of|from)?/i.exec(s.clause.raw.replace(/^\S+\s+/, ''))?.[1],
-    );
+    const named =
+      /\b(?:their|its|the|each)\s+([a-z_]+)\s+(?:field|property|attribute|column)\b/i.exec(s.clause.raw) ??
+      /\b(?:field|property)\s+([a-z_]+)\b/i.exec(s.clause.raw) ??
+      /\b(?:the\s+)?([a-z_]+)\s+(?:of each|of every|from each|of them|of all)\b/i.exec(s.clause.raw);
+    put('field', takeQuote(s, ['quoted']) ?? named?.[1]);
   },
   'data.join': (s, put) => {
     put('values', backRef(s, 'values'));
-    const sep = quoteAfter(s, /\b(?:with|by|using)/);
-    put('separator', sep);
+    const named = /\b(?:with|by|using)\s+(?:a\s+)?(commas?|semicolons?|new ?lines?|line breaks?|spaces?|pipes?|slashes?|dashes?)\b/i.exec(
+      s.clause.raw,
+    )?.[1];
+    const SEPARATORS: Record<string, string> = {
+      comma: ', ',
+      semicolon: '; ',
+      newline: '\n',
+      'new line': '\n',
+      'line break': '\n',
+      space: ' ',
+      pipe: ' | ',
+      slash: ' / ',
+      dash: ' - ',
+    };
+    put('separator', quoteAfter(s, /\b(?:with|by|using)/) ?? (named ? SEPARATORS[named.toLowerCase().replace(/s$/, '')] : undefined));
   },
-  'http.fetch': (s, put) => put('url', entitiesOf(s, 'url')[0]?.value),
+  'http.fetch': (s, put) => {
+    put('url', entitiesOf(s, 'url')[0]?.value);
+    put('headers', headersOf(s));
+  },
   'http.post': (s, put) => {
     put('url', entitiesOf(s, 'url')[0]?.value);
     const body = takeQuote(s, ['quoted', 'body', 'colon']);
@@ -426,16 +458,52 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
 function backRef(s: Slots, field?: string): string | undefined {
   const prev = previousData(s.state);
   if (!prev) return undefined;
+  const key = `${prev.step.tool}.${prev.step.action}`;
+  // A fetched JSON document: its parsed value is the list to count or pluck.
+  if (key === 'http.fetch' || key === 'http.post') return ref(prev.index, 'json');
   const r = outputRef(prev.index, prev.step);
-  if (field === 'items' && !r.includes('.items')) return undefined;
+  if (field === 'items' && !r.includes('.items') && key !== 'data.pluck') return undefined;
   return r;
+}
+
+/** "where Status is Done", "whose Assignee contains Maria", "whose Done checkbox is unchecked". */
+function notionFilter(s: Slots): Record<string, unknown> | undefined {
+  const raw = s.clause.raw;
+  const value = (quote: string | undefined, word: string | undefined) => {
+    if (quote) {
+      s.state.usedQuotes.add(Number(quote));
+      return s.state.quotes[Number(quote)]?.text;
+    }
+    return word;
+  };
+  const checkbox =
+    /\b(?:where|whose|with)\s+(?:the\s+)?([\p{L}\p{N} _-]{1,40}?)\s+(?:checkbox|box)\s+(?:is\s+)?(un)?(?:checked|ticked|true|false)/iu.exec(
+      raw,
+    );
+  if (checkbox?.[1]) return { property: checkbox[1].trim(), checkbox: !checkbox[2] && !/false/i.test(checkbox[0]) };
+  const m =
+    /\b(?:where|whose|with)\s+(?:the\s+)?([\p{L}\p{N} _-]{1,40}?)\s+(is|=|equals|contains|includes|has)\s+(?:⟦(\d+)⟧|([\p{L}\p{N}_-]+))/iu.exec(
+      raw,
+    );
+  if (!m?.[1]) return undefined;
+  const v = value(m[3], m[4]);
+  if (!v) return undefined;
+  return { property: m[1].trim(), [/^(?:contains|includes|has)$/i.test(m[2] ?? '') ? 'contains' : 'equals']: v };
+}
+
+/** "with the header Accept: application/json", "header X-Token=abc". */
+function headersOf(s: Slots): Record<string, string> | undefined {
+  const text = s.clause.raw.replace(QUOTE, (_m, i: string) => s.state.quotes[Number(i)]?.text ?? '');
+  const out: Record<string, string> = {};
+  for (const m of text.matchAll(/\bheaders?\s+([A-Za-z][\w-]*)\s*[:=]\s*([^\s,;]+)/g)) if (m[1] && m[2]) out[m[1]] = m[2];
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 function fillEmail(s: Slots, put: Put): void {
   const { to, cc } = emails(s);
   put('to', to.length > 0 ? to : undefined);
   put('cc', cc.length > 0 ? cc : undefined);
-  let subject = takeQuote(s, ['subject'], { anyQuoted: false }) ?? quoteAfter(s, /\b(?:subject|titled|about)/);
+  let subject = takeQuote(s, ['subject', 'title'], { anyQuoted: false }) ?? quoteAfter(s, /\b(?:subject|titled|about)/);
   let body = takeQuote(s, ['body', 'colon'], { anyQuoted: false });
   // Quotes without a marker: with two, the first is the subject; with one, it is the body.
   const rest = s.quoteIds.filter((id) => !s.state.usedQuotes.has(id) && s.state.quotes[id]?.role === 'quoted');
@@ -444,10 +512,9 @@ function fillEmail(s: Slots, put: Put): void {
     body = takeQuote(s, ['quoted']);
   } else if (!body && rest.length >= 1) body = takeQuote(s, ['quoted']);
   else if (!subject && rest.length >= 1) subject = takeQuote(s, ['quoted']);
-  if (body === undefined) {
-    const prev = previousData(s.state);
-    if (prev) body = outputRef(prev.index, prev.step);
-  }
+  const prev = previousData(s.state);
+  if (body === undefined && prev) body = referenceFor(s.clause, prev.index, prev.step);
+  if (!subject && body?.startsWith('{{') && prev) subject = s.state.topic ?? topicOf(prev.step);
   if (!subject) {
     const about = /\babout\s+(?:the\s+)?([\p{L}\p{N} '_-]{3,60}?)(?=[,.;!?]|\s+(?:to|and|saying|with|for)\b|$)/iu.exec(
       s.clause.raw.replace(QUOTE, ' ').replace(/⟨\d+⟩/g, ' '),
@@ -456,6 +523,29 @@ function fillEmail(s: Slots, put: Put): void {
   }
   put('subject', subject);
   put('body', body);
+}
+
+/** A subject for an email that carries an earlier step's output. */
+function topicOf(step: StepDraft): string {
+  const i = step.input;
+  const repo = typeof i['owner'] === 'string' ? `${i['owner']}/${String(i['repo'])}` : '';
+  const topics: Record<string, string> = {
+    'github.list_issues': `Issues in ${repo}`,
+    'github.list_pull_requests': `Pull requests in ${repo}`,
+    'github.search_repositories': `Repositories matching "${String(i['query'])}"`,
+    'github.create_issue': `New issue: ${String(i['title'])}`,
+    'github.get_repository': repo,
+    'github.get_issue': `Issue #${String(i['issue_number'])} in ${repo}`,
+    'github.get_pull_request': `Pull request #${String(i['pull_number'])} in ${repo}`,
+    'google_calendar.list_events': 'Your events',
+    'google_calendar.create_event': `Event: ${String(i['summary'])}`,
+    'slack.list_channels': 'Slack channels',
+    'slack.list_messages': `Messages in #${String(i['channel'])}`,
+    'gmail.search_email': 'Emails',
+    'notion.query_database': 'Notion database entries',
+    'http.fetch': `Content of ${String(i['url'])}`,
+  };
+  return topics[`${step.tool}.${step.action}`] ?? `${step.tool} ${step.action.replace(/_/g, ' ')}`;
 }
 
 function stateOf(s: Slots): string | undefined {

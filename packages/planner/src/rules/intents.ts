@@ -78,8 +78,11 @@ export function rankIntents(
   if (kinds.has('number')) kinds.add('number');
   const has = (t: string) => hasTerm(clause, kinds, t, hasQuote);
   const firstWord = clause.words[0] === 'please' ? clause.words[1] : clause.words[0];
-  // A question asks to read: "what did people say in #support?" never posts.
-  const question = isQuestion(clause);
+  // A question asks to read: "what did people say in #support?" never posts. A clause without any
+  // verb ("the first 5 rows of database X") can only be a read too.
+  const question =
+    isQuestion(clause) ||
+    !catalog.some(({ hints }) => Object.values(hints.actions).some((a) => a.verbs.some((v) => clause.words.includes(v))));
   const out: Intent[] = [];
   for (const { tool, hints } of catalog) {
     const toolSignal = hints.nouns.filter(has).length;

@@ -20,11 +20,15 @@ export function noMatch(what: string): Refusal {
 const TRIGGER =
   /^\s*(?:(?:whenever|every\s+time|each\s+time|as\s+soon\s+as|anytime|any\s+time|chaque\s+fois\s+que|dès\s+que|sobald|immer\s+wenn|cada\s+vez\s+que|en\s+cuanto)\b|(?:when|once|if|lorsque|quand|si|wenn|cuando)\b[^.?!]*\b(?:new|gets?|is|are|arrives?|comes?\s+in|opened|opens|created|creates|labell?ed|posted|posts|received?|receives|merged|closed|fails?|mentions?|changes?|emails?|sends?|comments?|replies|nouveau|nouvelle|arrive|reçois|neue[rs]?|ankommt|kommt|nuevo|nueva|llega)\b)/iu;
 
+/** "if so", "if not", "otherwise", "only if": a step that depends on what an earlier one finds. */
+const CONDITIONAL =
+  /\b(?:if so|if not|if (?:it is|it's|they are|i am|i'm|there (?:is|are)|yes|no)\b|otherwise|only if|unless|in that case|si c'est le cas|sinon|falls ja|ansonsten|si es así|si no)\b/i;
+
 const INJECTION =
   /\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions?|prompts?|rules?|messages?)\b|\bsystem\s+(?:override|prompt|message|instruction)s?\b|\byou\s+are\s+now\b|\bdeveloper\s+mode\b|\bjailbreak\b|\bnew\s+instructions?\s*:|<\/?(?:system|assistant|tool)>|\bact\s+as\s+(?:an?\s+)?(?:admin|root|system)\b/i;
 
 const NEEDS_MODEL =
-  /\b(?:summari[sz]e|summari[sz]ing|summary|summaries|tl;?dr|recap|digest|translate|translation|rewrite|rephrase|paraphrase|proofread|analy[sz]e|sentiment|classify|categori[sz]e|brainstorm|résume|résumer|résumé|zusammenfass\w*|resume|resumen|resumir|traduis|übersetze|traduce)\b/i;
+  /\b(?:summari[sz]e|summari[sz]ing|summary|summaries|tl;?dr|recap|digest|translate|translation|rewrite|rephrase|paraphrase|proofread|analy[sz]e|sentiment|classify|categori[sz]e|brainstorm|complain(?:ing|ts?)?|sentiment|mood|vibe|résume|résumer|résumé|zusammenfass\w*|resume|resumen|resumir|traduis|übersetze|traduce)\b/i;
 
 const OTHER_SERVICES: Record<string, string> = {
   jira: 'Jira',
@@ -96,6 +100,14 @@ export function refuseUpfront(prompt: string): Refusal | undefined {
         'The prompt holds instructions aimed at the planner itself ("ignore previous instructions", "system override" …), so it is not planned.',
       suggestion: 'Send only the request you want carried out, e.g. \'Post "hi" to #general\'',
     };
+  if (CONDITIONAL.test(text) && !TRIGGER.test(text))
+    return {
+      code: 'unsupported_request',
+      message:
+        'A step that depends on what an earlier one finds ("if so …", "otherwise …") is not something the planner can run: every step of a task runs.',
+      suggestion:
+        "Ask for the first part alone (e.g. 'Am I free Friday 3-4pm?'), then create the second task yourself if the answer calls for it",
+    };
   if (TRIGGER.test(text))
     return {
       code: 'unsupported_request',
@@ -112,7 +124,7 @@ export function refuseUpfront(prompt: string): Refusal | undefined {
   const lower = ` ${text.toLowerCase()} `;
   for (const [word, name] of Object.entries(OTHER_SERVICES)) {
     const named = new RegExp(
-      `^\\s*${word}\\b|\\b(?:on|in|via|to|using|through|into|with|from|my|our|the|a|an)\\s+${word}\\b|\\b${word}\\s+(?:ticket|issue|card|board|message|channel|file|folder|doc|sheet|page|account|event|calendar|dm|chat|post|story|task|project|repo|server|meeting|contact|deal|lead|order|bucket|instance|workspace|space)s?\\b`,
+      `^\\s*${word}\\b(?![.\\w])|\\b(?:on|in|via|to|using|through|into|with|from|my|our|the|a|an)\\s+${word}\\b(?![.\\w])|\\b${word}\\s+(?:ticket|issue|card|board|message|channel|file|folder|doc|sheet|page|account|event|calendar|dm|chat|post|story|task|project|repo|server|meeting|contact|deal|lead|order|bucket|instance|workspace|space)s?\\b`,
       'u',
     );
     if (!name || !named.test(lower)) continue;

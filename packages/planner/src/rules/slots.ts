@@ -100,7 +100,7 @@ export function quoteAfter(s: Slots, keyword: RegExp): string | undefined {
 
 /** Words that point back at an earlier step's output. */
 export function pointsBack(clause: Clause): boolean {
-  return /\b(?:it|its|them|they|those|these|that|this|results?|list|output|response|findings|answer|same|above|contents?|summary|the (?:issues?|prs?|pull requests?|events?|meetings?|emails?|messages?|pages?|channels?|repos?|repositories|numbers?|values?|items?|body|text|data|count|total|draft|page|email|issue))\b/.test(
+  return /\b(?:it|its|them|they|their|those|these|that|this|results?|list|output|response|findings|answer|same|above|contents?|summary|link|url|the (?:title|titles|star count|stars|number|issues?|prs?|pull requests?|events?|meetings?|emails?|messages?|pages?|channels?|repos?|repositories|numbers?|values?|items?|body|text|data|count|total|draft|page|email|issue))\b/.test(
     clause.canon,
   );
 }
@@ -252,6 +252,17 @@ export function subjectFrom(body: string): string {
 }
 
 // ---- references ----
+
+/** What a clause means of an earlier step's output: "the link" its url, "its title", "the star count", else the whole. */
+export function referenceFor(clause: Clause, index: number, step: StepDraft): string {
+  const c = clause.canon;
+  const key = `${step.tool}.${step.action}`;
+  if (/\b(?:link|url)\b/.test(c) && !LIST_ACTIONS.has(key)) return ref(index, 'url');
+  if (/\b(?:its|the) title\b/.test(c) && !LIST_ACTIONS.has(key)) return ref(index, 'title');
+  if (/\bstar(?:s| count)\b/.test(c) && key === 'github.get_repository') return ref(index, 'stars');
+  if (/\bhow many\b|\bthe (?:count|number|total)\b/.test(c) && LIST_ACTIONS.has(key)) return ref(index, 'count');
+  return outputRef(index, step);
+}
 
 /** The output field a later step means by "it" / "them" for a given step. */
 export function outputRef(index: number, step: StepDraft): string {

@@ -76,6 +76,8 @@ function maskQuotes(prompt: string, quotes: Quote[]): string {
 }
 
 const ENTITY_PATTERNS: { kind: EntityKind; re: RegExp }[] = [
+  // A Notion link names a page or database by the 32 hex digits at its end.
+  { kind: 'uuid', re: /\bhttps?:\/\/(?:www\.)?notion\.(?:so|site)\/\S*?([0-9a-f]{32})\b\S*/gi },
   { kind: 'url', re: /\bhttps?:\/\/[^\s⟦⟧"'<>]+[^\s⟦⟧"'<>.,;:!?)]/gi },
   { kind: 'email', re: /[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/gu },
   { kind: 'uuid', re: /\b[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b/gi },
@@ -86,10 +88,21 @@ const ENTITY_PATTERNS: { kind: EntityKind; re: RegExp }[] = [
   },
   { kind: 'channel', re: /(?<![\p{L}\p{N}&])#([\p{L}\p{N}][\p{L}\p{N}_.-]*[\p{L}\p{N}_]|[\p{L}\p{N}])/gu },
   { kind: 'user', re: /(?<![\p{L}\p{N}._%+-])@([\p{L}\p{N}][\p{L}\p{N}._-]*[\p{L}\p{N}_]|[\p{L}\p{N}])/gu },
+  // Slack ids: users U…/W…, channels C…/G… (upper case letters and digits).
+  { kind: 'user', re: /\b([UW][A-Z0-9]{8,11})\b/g },
+  { kind: 'channel', re: /\b([CG][A-Z0-9]{8,11})\b/g },
 ];
 
 function maskEntities(text: string, entities: Entity[]): string {
-  let out = text;
+  // A GitHub issue or pull request link is its repository and its number.
+  let out = text.replace(
+    /\bhttps?:\/\/(?:www\.)?github\.com\/([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)\/(issues|pull)\/(\d+)\S*/gi,
+    (_m, o: string, r: string, kind: string, n: string) => {
+      entities.push({ kind: 'repo', value: `${o}/${r}` });
+      entities.push({ kind: 'number', value: n, noun: kind === 'pull' ? 'pr' : 'issue' });
+      return `⟨${entities.length - 2}⟩ ${kind === 'pull' ? 'pr' : 'issue'} ⟨${entities.length - 1}⟩`;
+    },
+  );
   for (const { kind, re } of ENTITY_PATTERNS) {
     out = out.replace(re, (...m: unknown[]) => {
       const all = m[0] as string;
@@ -103,7 +116,7 @@ function maskEntities(text: string, entities: Entity[]): string {
         noun = ((m[1] as string | undefined) ?? '').toLowerCase();
         value = m[2] as string;
       }
-      if (kind === 'channel' || kind === 'user') value = m[1] as string;
+      if (kind === 'channel' || kind === 'user' || (kind === 'uuid' && typeof m[1] === 'string')) value = m[1] as string;
       entities.push({ kind, value, ...(noun !== undefined ? { noun } : {}) });
       const lead = kind === 'number' && noun ? `${noun} ` : '';
       return `${lead}⟨${entities.length - 1}⟩`;
@@ -123,7 +136,13 @@ export function prepare(prompt: string): Prepared {
     .normalize('NFC')
     .replace(/[\u00a0\u2009\u202f]/g, ' ')
     .replace(/[ \t]+/g, ' ');
-  const masked = maskQuotes(normal, quotes);
+  let masked = maskQuotes(normal, quotes);
+  // "Append the following to page X:\n\nline 1\n\nline 2": the lines after an instruction ending in ':' are its text.
+  const block = /^([^\n:]{2,300}):[ \t]*\n+([\s\S]+)$/u.exec(masked);
+  if (block?.[1] && block[2]?.trim()) {
+    quotes.push({ text: block[2].trim(), role: 'colon' });
+    masked = `${block[1]}: ⟦${quotes.length - 1}⟧`;
+  }
   const lang = detectLanguage(masked.toLowerCase().split(/[^\p{L}]+/u));
   const segments: Clause[][] = [];
   for (const seg of masked.split(SEGMENT_SPLIT)) {
@@ -186,12 +205,18 @@ function cutFreeTexts(segment: string, quotes: Quote[]): string {
     const start = m.index + m[0].length;
     let rest = out.slice(start);
     if (/^⟦\d+⟧/.test(rest.trim())) return; // already quoted
+    // "with the text of Notion page X": where the text comes from, not the text itself.
+    if (
+      role === 'body' &&
+      /^(?:of|from)\s+(?:the\s+|my\s+|this\s+|that\s+)?(?:notion|page|issue|pr|pull|email|message|doc|file|url|https?:)/i.test(rest.trim())
+    )
+      return;
     let end = rest.length;
     const body = role !== 'body' ? BODY_RE.exec(rest) : null;
     if (body) end = Math.min(end, body.index);
     if (endAtComma) {
       const stop =
-        /,|\s+(?:with\s+(?:the\s+|a\s+)?(?:labels?|body|description|text|message|content)|labell?ed|tagged|assigned)\b|\s+(?:and|et|und|y)\s+(?=(?:send|post|email|create|add|invite|schedule|then|label|tag|assign|body|text|message)\b)|\s+(?:in|on|to|for|at|dans|sur|à|im|in|an|en|para)\s+(?=[\p{L}\p{N}_.-]+\/[\p{L}\p{N}_.-]+|#|@|[\p{L}\p{N}._%+-]+@)/iu.exec(
+        /,|\s+(?:with\s+(?:the\s+|a\s+)?(?:labels?|body|description|text|message|content)|labell?ed|tagged|assigned)\b|\s+(?:and|et|und|y)\s+(?=(?:send|post|email|create|add|invite|schedule|then|label|tag|assign|body|text|message)\b)|\s+(?:in|on|to|for|at|under|into|inside|dans|sur|à|im|in|an|en|para)\s+(?=[\p{L}\p{N}_.-]+\/[\p{L}\p{N}_.-]+|#|@|[\p{L}\p{N}._%+-]+@|(?:the\s+|my\s+|our\s+)?(?:notion\s+|slack\s+)?(?:page|database|db|channel|repo|repository|calendar)\b|(?:the\s+)?[A-Za-z0-9][\w-]*\s+(?:org|organization|organisation)\b|[0-9a-f]{8})/iu.exec(
           rest,
         );
       if (stop) end = Math.min(end, stop.index);
@@ -212,8 +237,15 @@ function cutFreeTexts(segment: string, quotes: Quote[]): string {
   take(TITLE_RE, 'title', true);
   take(BODY_RE, 'body', false);
   // "Email bob@x.io: running late" / "Create an issue in acme/api: Login fails" / "#general: lunch is here"
-  const colon = /^([^:⟦]{2,80}?):\s+(?!\/\/)(.+)$/su.exec(out);
-  if (colon?.[1] && colon[2] && VERB_HINT.test(colon[1]) && !/^⟦\d+⟧$/.test(colon[2].trim()) && !/\d$/.test(colon[1])) {
+  const colon = /^([^:⟦]{2,80}?)(?::|\s[—–-])\s+(?!\/\/)(.+)$/su.exec(out);
+  if (
+    colon?.[1] &&
+    colon[2] &&
+    VERB_HINT.test(colon[1]) &&
+    !/\bheaders?\s+[\w-]+$/i.test(colon[1]) &&
+    !/^⟦\d+⟧$/.test(colon[2].trim()) &&
+    !(/\b\d{1,2}$/.test(colon[1]) && /^\d{2}\b/.test(colon[2]))
+  ) {
     quotes.push({ text: stripFinalStop(colon[2].trim()), role: 'colon' });
     out = `${colon[1]}: ⟦${quotes.length - 1}⟧`;
   }
@@ -433,6 +465,13 @@ const EXTRA_VOCABULARY = [
 ];
 
 const IRREGULAR: Record<string, string> = {
+  // Markers of a name, never the verb they come from ("called" is not a call).
+  called: 'called',
+  named: 'named',
+  titled: 'titled',
+  labeled: 'labeled',
+  labelled: 'labeled',
+  tagged: 'tagged',
   sent: 'send',
   wrote: 'write',
   written: 'write',

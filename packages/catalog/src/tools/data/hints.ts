@@ -4,7 +4,11 @@ export const DATA_HINTS: ToolHints = {
   nouns: ['data'],
   actions: {
     count: { verbs: ['count', 'how', 'total'], objects: ['them', 'results', 'items', 'those', 'these', 'many'], not: ['words', 'word'] },
-    pluck: { verbs: ['pluck', 'extract', 'take', 'pick'], objects: ['field', 'fields'] },
+    pluck: {
+      verbs: ['pluck', 'extract', 'take', 'pick', 'list', 'get', 'show', 'keep'],
+      objects: ['field', 'fields', 'property', 'each', 'every', 'column'],
+      not: ['@url', 'join', 'combine'],
+    },
     join: { verbs: ['join', 'combine', 'concatenate', 'merge'], objects: ['values', 'them', 'results', 'items', 'names', 'titles'] },
   },
 };
