@@ -187,7 +187,7 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
   'github.get_issue': (s, put) => put('issue_number', issueNumber(s, ['issue', 'ticket', 'bug', ''])),
   'github.comment_on_issue': (s, put) => {
     put('issue_number', issueNumber(s, ['issue', 'ticket', 'bug', '']));
-    put('body', textOrBack(s, ['body', 'colon'], ['comment', 'reply', 'write', 'add', 'post', 'leave']));
+    put('body', textOrBack(s, ['body', 'colon'], ['comment', 'reply', 'write', 'add', 'post', 'leave'], { leftover: false }));
   },
   'github.add_labels': (s, put) => {
     put('issue_number', issueNumber(s, ['issue', 'ticket', 'bug', '']));
@@ -211,7 +211,7 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
   'github.get_pull_request': (s, put) => put('pull_number', issueNumber(s, ['pr', 'pull request', 'mr', 'merge request', ''])),
   'github.comment_on_pull_request': (s, put) => {
     put('pull_number', issueNumber(s, ['pr', 'pull request', 'mr', 'merge request', '']));
-    put('body', textOrBack(s, ['body', 'colon'], ['comment', 'reply', 'write', 'add', 'post', 'leave']));
+    put('body', textOrBack(s, ['body', 'colon'], ['comment', 'reply', 'write', 'add', 'post', 'leave'], { leftover: false }));
   },
   'github.merge_pull_request': (s, put) => {
     put('pull_number', issueNumber(s, ['pr', 'pull request', 'mr', 'merge request', '']));

@@ -36,6 +36,20 @@ export function hasTerm(clause: Clause, kinds: ReadonlySet<string>, term: string
   return clause.words.includes(term);
 }
 
+/** Verbs that ask for something even when no catalog action matches: such a clause is refused, never dropped or read. */
+export const ACTION_WORDS: ReadonlySet<string> = new Set([
+  'delete', 'remove', 'archive', 'assign', 'move', 'rename', 'upload', 'download', 'buy', 'order', 'cancel', 'reschedule', 'update', 'edit',
+  'change', 'set', 'mute', 'pin', 'star', 'react', 'like', 'follow', 'approve', 'reject', 'call', 'print', 'export', 'import', 'backup',
+  'deploy', 'run', 'restart', 'kick', 'ban', 'unsubscribe', 'subscribe', 'block', 'share', 'create', 'send', 'post', 'add', 'close', 'open',
+  'list', 'show', 'find', 'search', 'get', 'fetch', 'read', 'check', 'schedule', 'book', 'invite', 'email', 'mail', 'message', 'tell', 'reply',
+  'comment', 'merge', 'draft', 'write', 'make', 'notify', 'ping', 'dm', 'label', 'tag', 'forward', 'append', 'save', 'give', 'look', 'remind',
+  'let', 'ask', 'transfer', 'pay', 'publish', 'tweet', 'drop', 'clear', 'empty', 'disable', 'enable', 'install', 'uninstall', 'lock', 'unlock',
+  'reset', 'revert', 'rollback', 'ship', 'release', 'fork', 'clone', 'push', 'pull', 'sync', 'copy', 'convert', 'generate', 'compute',
+  'calculate', 'echo', 'uppercase', 'lowercase', 'count', 'join', 'reopen', 'query', 'describe', 'announce', 'broadcast', 'submit', 'trigger',
+  'erase', 'destroy', 'wipe', 'purge', 'kill', 'stop', 'start', 'resume', 'pause', 'decline', 'accept', 'unassign', 'unlabel', 'leave', 'join',
+  'do', 'make', 'fix', 'handle', 'complete', 'finish', 'mark', 'snooze', 'flag', 'unflag', 'spam', 'report', 'move', 'rsvp', 'postpone',
+]);
+
 const QUESTION_WORDS = new Set([
   'what',
   'which',
@@ -82,7 +96,8 @@ export function rankIntents(
   // verb ("the first 5 rows of database X") can only be a read too.
   const question =
     isQuestion(clause) ||
-    !catalog.some(({ hints }) => Object.values(hints.actions).some((a) => a.verbs.some((v) => clause.words.includes(v))));
+    (!clause.words.some((w) => ACTION_WORDS.has(w)) &&
+      !catalog.some(({ hints }) => Object.values(hints.actions).some((a) => a.verbs.some((v) => clause.words.includes(v)))));
   const out: Intent[] = [];
   for (const { tool, hints } of catalog) {
     const toolSignal = hints.nouns.filter(has).length;
@@ -91,7 +106,8 @@ export function rankIntents(
       if (!h) continue;
       const verbs = h.verbs.filter((v) => !ignore.has(v) && has(v));
       const phrase = h.phrases?.some((p) => ` ${clause.phrase} `.includes(` ${p} `) || ` ${clause.canon} `.includes(` ${p} `)) ?? false;
-      if (verbs.length === 0 && !phrase && !(question && action.side_effect === 'read')) continue;
+      // Without a verb, only a read that names what it reads ("the open PRs in acme/api?").
+      if (verbs.length === 0 && !phrase && !(question && action.side_effect === 'read' && h.objects.length > 0)) continue;
       const objects = h.objects.filter(has);
       if (h.objects.length > 0 && objects.length === 0 && !phrase) continue;
       if (h.not?.some(has)) continue;
