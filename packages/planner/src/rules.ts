@@ -41,8 +41,6 @@ function catalogOf(tools: readonly ToolDef[]): ToolEntry[] {
   return entries;
 }
 
-
-
 const POLITE = new Set([
   'please',
   'can',

@@ -134,7 +134,8 @@ function emails(s: Slots): { to: string[]; cc: string[] } {
 /** A person named after a verb or preposition ("DM Sarah", "message @bob", "to Alex"). */
 function person(s: Slots): string | undefined {
   const user = entitiesOf(s, 'user')[0] ?? entitiesOf(s, 'email')[0];
-  if (user) return user.kind === 'user' ? `@${user.value}` : user.value;
+  // A Slack id (U024BE7LH) is used as it is; a handle keeps its "@".
+  if (user) return user.kind === 'user' && !/^[UW][A-Z0-9]{8,}$/.test(user.value) ? `@${user.value}` : user.value;
   const m = /\b(?:dm|message|ping|tell|text|to|with|envoie\s+à|à|an|a)\s+([\p{Lu}][\p{L}'-]+(?:\s+[\p{Lu}][\p{L}'-]+)?)/u.exec(
     s.clause.raw.replace(/^\S+\s+/, (w) => w.toLowerCase()),
   );
@@ -144,11 +145,15 @@ function person(s: Slots): string | undefined {
 function channelName(s: Slots): string | undefined {
   const ch = entitiesOf(s, 'channel')[0]?.value;
   if (ch) return ch;
-  const m = /\b(?:the\s+)?([\p{L}\p{N}_-]+)\s+(?:slack\s+)?channel\b|\bchannel\s+(?:called\s+|named\s+)?([\p{Ll}\p{N}_-]+)/iu.exec(
-    s.clause.raw.replace(QUOTE, ' '),
-  );
-  const name = (m?.[1] ?? m?.[2])?.toLowerCase();
-  if (name && !/^(?:the|a|this|that|slack|same|new|private|public|my|our|which|what|each|every|to|in|on)$/.test(name)) return name;
+  const raw = s.clause.raw.replace(QUOTE, ' ');
+  const skip = /^(?:the|a|this|that|slack|same|new|private|public|my|our|which|what|each|every|to|in|on|called|named)$/;
+  for (const re of [
+    /\b(?:the\s+)?([\p{L}\p{N}_-]+)\s+(?:slack\s+)?channel\b/iu,
+    /\bchannel\s+(?:called\s+|named\s+)?([\p{Ll}\p{N}_-]+)/iu,
+  ]) {
+    const name = re.exec(raw)?.[1]?.toLowerCase();
+    if (name && !skip.test(name)) return name;
+  }
   return undefined;
 }
 
@@ -260,13 +265,16 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
   },
   'slack.list_channels': () => undefined,
   'slack.create_channel': (s, put) => {
+    const bare = s.clause.raw.replace(QUOTE, ' ');
     const name =
       entitiesOf(s, 'channel')[0]?.value ??
       takeQuote(s, ['title', 'quoted']) ??
-      /\bchannel\s+(?:called\s+|named\s+)?([\p{Ll}\p{N}_-]+)/iu.exec(s.clause.raw.replace(QUOTE, ' '))?.[1];
+      /\bname\s+it\s+#?([\p{L}\p{N}_-]+)/iu.exec(bare)?.[1] ??
+      /\bchannel\s+(?:called\s+|named\s+)?([\p{L}\p{N}_-]+(?:\s+(?!for\b|with\b|and\b|to\b|in\b|on\b)[\p{L}\p{N}_-]+)*)/iu.exec(bare)?.[1];
     if (name && !/^(?:for|called|named|in|on|with|the)$/i.test(name)) {
-      put('name', name.toLowerCase().replace(/\s+/g, '-'));
-      s.state.channel = name.toLowerCase().replace(/\s+/g, '-');
+      const slug = name.replace(/^#/, '').trim().toLowerCase().replace(/\s+/g, '-');
+      put('name', slug);
+      s.state.channel = slug;
     }
     if (/\bprivate\b/.test(s.clause.canon)) put('is_private', true);
   },

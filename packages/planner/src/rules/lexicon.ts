@@ -7,6 +7,56 @@
  */
 export type Lang = 'en' | 'fr' | 'de' | 'es';
 
+/** English words that are also lexicon entries of another language: they never decide the language. */
+const COMMON_ENGLISH = new Set([
+  'a',
+  'an',
+  'in',
+  'on',
+  'to',
+  'me',
+  'was',
+  'plane',
+  'programme',
+  'organise',
+  'invite',
+  'note',
+  'notes',
+  'poste',
+  'liste',
+  'post',
+  'mail',
+  'mails',
+  'email',
+  'emails',
+  'ticket',
+  'tickets',
+  'page',
+  'pages',
+  'message',
+  'messages',
+  'problem',
+  'issue',
+  'issues',
+  'repo',
+  'repository',
+  'channel',
+  'merge',
+  'agenda',
+  'tag',
+  'die',
+  'den',
+  'des',
+  'con',
+  'el',
+  'lee',
+  'di',
+  'sag',
+  'once',
+  'entre',
+  'nota',
+]);
+
 /** Words that are frequent in a language and rare in the others: the language with most hits wins. */
 const MARKERS: Record<Exclude<Lang, 'en'>, readonly string[]> = {
   fr: [
@@ -311,6 +361,13 @@ const TRANSLATIONS: Record<Exclude<Lang, 'en'>, Readonly<Record<string, string>>
     non: 'un',
     lus: 'read',
     titre: 'title',
+    majuscules: 'uppercase',
+    majuscule: 'uppercase',
+    minuscules: 'lowercase',
+    minuscule: 'lowercase',
+    privé: 'private',
+    privée: 'private',
+    public: 'public',
     intitulé: 'titled',
     intitulée: 'titled',
     appelé: 'called',
@@ -326,6 +383,10 @@ const TRANSLATIONS: Record<Exclude<Lang, 'en'>, Readonly<Record<string, string>>
     'habe ich zeit': 'am i free',
     'hab ich zeit': 'am i free',
     'pull request': 'pull request',
+    'slack-kanal': 'slack channel',
+    'notion-seite': 'notion page',
+    'notion-datenbank': 'notion database',
+    'github-issue': 'github issue',
     'und dann': 'then',
     danach: 'then',
     'lege an': 'create',
@@ -494,6 +555,16 @@ const TRANSLATIONS: Record<Exclude<Lang, 'en'>, Readonly<Record<string, string>>
     ungelesenen: 'unread',
     ungelesene: 'unread',
     titel: 'title',
+    großbuchstaben: 'uppercase',
+    kleinbuchstaben: 'lowercase',
+    privaten: 'private',
+    privat: 'private',
+    privater: 'private',
+    öffentlichen: 'public',
+    was: 'what',
+    steht: 'is',
+    wieder: 'again',
+    heute: 'today',
     betreff: 'subject',
     namens: 'named',
     genannt: 'called',
@@ -662,6 +733,14 @@ const TRANSLATIONS: Record<Exclude<Lang, 'en'>, Readonly<Record<string, string>>
     'no leídos': 'unread',
     'no leídas': 'unread',
     título: 'title',
+    mayúsculas: 'uppercase',
+    minúsculas: 'lowercase',
+    privado: 'private',
+    privada: 'private',
+    público: 'public',
+    qué: 'what',
+    tengo: 'do i have',
+    hoy: 'today',
     titulado: 'titled',
     titulada: 'titled',
     llamado: 'called',
@@ -683,6 +762,7 @@ export const BODY_MARKERS: readonly string[] = [
   'with message',
   'with the text',
   'with text',
+  'know that',
   'with the body',
   'and the body',
   'and body',
@@ -899,18 +979,32 @@ export const SHORTHAND: Readonly<Record<string, string>> = {
 
 export function detectLanguage(words: readonly string[]): Lang {
   let best: Lang = 'en';
-  let bestHits = 1; // one stray word is not a language
+  let bestHits = 0;
   const english = words.filter((w) => ENGLISH_MARKERS.has(w)).length;
   for (const lang of ['fr', 'de', 'es'] as const) {
     const set = MARKER_SETS[lang];
-    const hits = words.filter((w) => set.has(w)).length;
-    if (hits > bestHits && hits > english) {
+    const own = OWN_WORDS[lang];
+    // Frequent words count once; the lexicon's own words (verbs and nouns of the language) twice.
+    const hits = words.filter((w) => set.has(w)).length + 2 * words.filter((w) => own.has(w)).length;
+    if (hits >= 2 && hits > bestHits && hits > english) {
       best = lang;
       bestHits = hits;
     }
   }
   return best;
 }
+
+/** The words of a language's lexicon that are not English words too (so "page" or "message" decide nothing). */
+const OWN_WORDS = Object.fromEntries(
+  Object.entries(TRANSLATIONS).map(([lang, table]) => [
+    lang,
+    new Set(
+      Object.entries(table)
+        .filter(([k, v]) => !k.includes(' ') && k !== v && !COMMON_ENGLISH.has(k))
+        .map(([k]) => k),
+    ),
+  ]),
+) as Record<Exclude<Lang, 'en'>, Set<string>>;
 
 const ENGLISH_MARKERS = new Set([
   'the',

@@ -18,7 +18,7 @@ export function noMatch(what: string): Refusal {
 }
 
 const TRIGGER =
-  /^\s*(?:(?:whenever|every\s+time|each\s+time|as\s+soon\s+as|anytime|any\s+time|chaque\s+fois\s+que|dès\s+que|sobald|immer\s+wenn|cada\s+vez\s+que|en\s+cuanto)\b|(?:when|once|if|lorsque|quand|si|wenn|cuando)\b[^.?!]*\b(?:new|gets?|is|are|arrives?|comes?\s+in|opened|opens|created|creates|labell?ed|posted|posts|received?|receives|merged|closed|fails?|mentions?|changes?|emails?|sends?|comments?|replies|nouveau|nouvelle|arrive|reçois|neue[rs]?|ankommt|kommt|nuevo|nueva|llega)\b)/iu;
+  /^\s*(?:(?:whenever|every\s+time|each\s+time|as\s+soon\s+as|anytime|any\s+time|chaque\s+fois\s+que|dès\s+que|sobald|immer\s+wenn|cada\s+vez\s+que|en\s+cuanto)\b|(?:when|once|if|lorsque|quand|si|wenn|cuando)\b[^.?!]*\b(?:new|gets?|is|are|arrives?|comes?\s+in|opened|opens|created|creates|labell?ed|posted|posts|received?|receives|merged|closed|fails?|mentions?|changes?|emails?|sends?|comments?|replies|pass(?:es)?|succeeds?|finish(?:es)?|completes?|done|ready|green|deployed|approved|lands?|nouveau|nouvelle|arrive|reçois|neue[rs]?|ankommt|kommt|nuevo|nueva|llega)\b)/iu;
 
 /** "if so", "if not", "otherwise", "only if": a step that depends on what an earlier one finds. */
 const CONDITIONAL =

@@ -207,17 +207,21 @@ const FILLER = new Set([
  */
 export function leftoverText(s: Slots, verbs: readonly string[]): string | undefined {
   let raw = s.clause.raw.replace(QUOTE, ' ').trim();
-  // Drop the target: a preposition with an entity, and everything after it.
-  raw = raw.replace(/\s*\b(?:to|in|on|into|at|for|dans|sur|à|au|an|im|en|a|al|para)\s+(?:the\s+|le\s+|la\s+|den\s+|el\s+)?⟨\d+⟩.*$/iu, '');
+  // Drop the target: a preposition with an entity ("to #eng", "in the #ops channel").
+  raw = raw.replace(
+    /\s*\b(?:to|in|on|into|at|for|dans|sur|à|au|an|im|en|a|al|para)\s+(?:the\s+|le\s+|la\s+|den\s+|el\s+)?(?:slack\s+)?⟨\d+⟩(?:\s+(?:slack\s+)?channel)?/giu,
+    ' ',
+  );
   raw = raw.replace(/⟨\d+⟩/g, ' ');
   const words = raw.split(/\s+/).filter(Boolean);
-  // Leading filler and the verb(s).
-  // The verb and the words of politeness before it, then "a message", then "that" / "know that".
+  // The words of politeness, then the verb, then "a message", then "that" / "know that".
+  while (words.length > 0 && POLITE.has((words[0] ?? '').toLowerCase().replace(/[,:]$/, ''))) words.shift();
   while (words.length > 0) {
     const w = (words[0] ?? '').toLowerCase().replace(/[,:]$/, '');
-    if (POLITE.has(w) || verbs.includes(w) || VERBISH.test(w)) words.shift();
+    if (verbs.includes(w) || VERBISH.test(w)) words.shift();
     else break;
   }
+  if (/^(?:everyone|everybody|people|the team|them|all)$/i.test(words[0] ?? '') && /\bknow\b/i.test(words.join(' '))) words.shift();
   const lead = /^(?:(?:a|an|the|this|my|our)\s+)?(?:quick\s+|short\s+)?(?:message|note|msg|text|reminder|dm)\b\s*/i.exec(words.join(' '));
   if (lead) words.splice(0, lead[0].trim().split(/\s+/).length);
   while (words.length > 0 && /^(?:know|that|saying|to|in|on|for|:)$/i.test((words[0] ?? '').replace(/[,:]$/, ''))) words.shift();

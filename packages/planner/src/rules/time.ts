@@ -104,10 +104,10 @@ export function findZone(text: string): { zone: string; span: string } | undefin
   )
     return { zone: ABBREVIATIONS[named[1].toLowerCase()] ?? 'UTC', span: named[0] };
   const city =
-    /\b(?:in\s+)?([\p{L}][\p{L} ]{1,24}?)\s+(?:time|timezone|time zone)\b|\b(?:heure de|Zeit in|hora de)\s+([\p{L}][\p{L} ]{1,24})/iu.exec(
+    /\b(?:in\s+)?([\p{L}][\p{L} ]{1,24}?)\s+(?:time|timezone|time zone)\b|\b(?:heure de|Zeit in|hora de)\s+([\p{L}][\p{L} ]{1,24})|\b([\p{Lu}][\p{Ll}]+)er\s+Zeit\b/iu.exec(
       text,
     );
-  const name = (city?.[1] ?? city?.[2])?.toLowerCase().trim();
+  const name = (city?.[1] ?? city?.[2] ?? city?.[3])?.toLowerCase().trim();
   if (city && name) {
     const words = name.split(' ');
     for (let i = 0; i < words.length; i++) {
@@ -252,8 +252,23 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
   const nowInZone = DateTime.fromJSDate(now, { zone });
   if (!past && hasTime && start < nowInZone && !dayOf.isCertain('day') && !dayOf.isCertain('weekday')) start = start.plus({ days: 1 });
   let end: DateTime | undefined;
+  // "de 14:00 a 16:00", "von 10 bis 11 Uhr", "3-4pm": a range the language's parser read as one time.
+  const range = /\b(\d{1,2})(?::(\d{2}))?\s*(?:h|uhr)?\s*(?:-|–|to|a|à|bis|until|till)\s*(\d{1,2})(?::(\d{2}))?\s*(am|pm|h|uhr)?\b/i.exec(
+    input,
+  );
+  if (range && hasTime && !first.end) {
+    const [, h1, m1, h2, m2, suffix] = range;
+    const pm = /pm/i.test(suffix ?? '');
+    const hour = (h: string | undefined) => {
+      const n = Number(h);
+      return pm && n < 12 ? n + 12 : !suffix && !m1 && n >= 1 && n <= 7 ? n + 12 : n;
+    };
+    start = start.set({ hour: hour(h1), minute: Number(m1 ?? 0) });
+    end = start.set({ hour: hour(h2), minute: Number(m2 ?? 0) });
+    if (end <= start) end = end.plus({ hours: 12 });
+  }
   const endComponents = first.end ?? (second && !second.start.isCertain('day') && first.start.isCertain('hour') ? second.start : undefined);
-  if (endComponents && (endComponents.isCertain('hour') || endComponents.isCertain('day'))) {
+  if (!end && endComponents && (endComponents.isCertain('hour') || endComponents.isCertain('day'))) {
     end = endComponents.isCertain('hour')
       ? start.set({ hour: afternoon(endComponents, start.hour >= 12), minute: endComponents.get('minute') ?? 0 })
       : place(endComponents);
