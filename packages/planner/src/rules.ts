@@ -147,6 +147,7 @@ function planClause(
   missing: { step: number; tool: string; action: string; field: string }[],
   asked: Set<string>,
 ): Refusal | undefined {
+  if (amendsPrevious(clause, prepared, state)) return undefined;
   const loop = numberLoop(clause);
   const hasQuote = /⟦\d+⟧/.test(clause.raw) || loop !== undefined;
   const intents = rankIntents(
@@ -207,6 +208,34 @@ function planClause(
     asked.add(fingerprint);
   }
   return undefined;
+}
+
+/**
+ * A clause that only adds a detail to the step before it ("The subject can be 'Q1 receipts'.",
+ * "just the first 10", "last 10 messages please"): the detail goes into that step.
+ */
+function amendsPrevious(clause: Clause, prepared: Prepared, state: PlanState): boolean {
+  const last = state.steps[state.steps.length - 1];
+  if (!last || clause.words.some((w) => ACTION_WORDS.has(w) && w !== 'let')) return false;
+  const subject =
+    /^(?:and\s+)?(?:the\s+)?(subject|title|body|description)\s+(?:line\s+)?(?:can be|could be|should be|is|will be|must be|:)\s*⟦(\d+)⟧/i.exec(
+      clause.raw.trim(),
+    );
+  if (subject?.[1] && subject[2]) {
+    const field = subject[1].toLowerCase() === 'description' ? 'body' : subject[1].toLowerCase();
+    const text = prepared.quotes[Number(subject[2])]?.text;
+    if (text === undefined || !(field in last.input || ['subject', 'title', 'body'].includes(field))) return false;
+    last.input[field === 'title' && last.tool === 'gmail' ? 'subject' : field] = text;
+    return true;
+  }
+  const count = /^(?:just\s+|only\s+)?(?:the\s+)?(?:first|last|top|latest|newest)\s+(\d{1,3})\b(?:\s+[a-z]+)?(?:\s+please)?$/i.exec(
+    clause.canon.trim(),
+  );
+  if (count?.[1] && /^(?:list|search|query)/.test(last.action) && last.input['limit'] === undefined) {
+    last.input['limit'] = Number(count[1]);
+    return true;
+  }
+  return false;
 }
 
 /** "For each number from 1 to 60, echo it". */

@@ -14,6 +14,7 @@ import {
   type Slots,
   type StepDraft,
 } from './slots.js';
+import { ACTION_WORDS } from './intents.js';
 import { QUOTE } from './text.js';
 
 /**
@@ -296,6 +297,8 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
   'gmail.reply_to_email': (s, put, add) => {
     put('body', textOrBack(s, ['body', 'colon'], ['reply', 'respond', 'answer', 'write'], { leftover: false }));
     if (/\breply[- ]all\b|\breply to (?:all|everyone)\b/.test(s.clause.canon)) put('reply_all', true);
+    const id = /\b(?:email|message|mail|thread)\s+(?:id\s+)?([0-9a-f]{12,24})\b/i.exec(s.clause.raw)?.[1];
+    if (id) return put('message_id', id);
     const prev = previousData(s.state);
     if (prev && `${prev.step.tool}.${prev.step.action}` === 'gmail.search_email') return put('message_id', ref(prev.index, 'items.0.id'));
     const from = entitiesOf(s, 'email')[0]?.value;
@@ -307,7 +310,11 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
   },
   'gmail.search_email': (s, put) => {
     const parts: string[] = [];
-    const from = /\bfrom\s+(?:⟨(\d+)⟩|([\p{Lu}][\p{L}-]+|[\p{L}-]+@[\p{L}.-]+))/u.exec(s.clause.raw);
+    const from =
+      /\bfrom\s+(?:(?:my|our|the)\s+)?(?:[\p{L}]+\s+){0,2}⟨(\d+)⟩/u.exec(s.clause.raw) ??
+      /\bfrom\s+(?!(?:my|the|last|this|yesterday|today|before|after|since|a|an|january|february|march|april|may|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)()([\p{L}][\p{L}\p{N}.-]*[\p{L}\p{N}])/iu.exec(
+        s.clause.raw,
+      );
     if (from?.[1]) {
       const e = s.state.entities[Number(from[1])];
       if (e) parts.push(`from:${e.value}`);
@@ -328,6 +335,17 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
         );
       if (about?.[1]) parts.push(about[1].trim().replace(/^(?:the|a|an|my|our)\s+/i, ''));
     }
+    if (parts.length === 0 || !quoted) {
+      const kindOf = /\b(?:the\s+|my\s+|any\s+|all\s+)?([\p{L}][\p{L}-]{2,})\s+(?:emails|mails|messages)\b/iu.exec(
+        s.clause.raw.replace(QUOTE, ' '),
+      )?.[1];
+      if (
+        kindOf &&
+        !ACTION_WORDS.has(kindOf.toLowerCase()) &&
+        !/^(?:my|the|all|any|unread|new|recent|last|latest|these|those|few|some|old|other|gmail|important|starred|read)$/i.test(kindOf)
+      )
+        parts.push(kindOf.toLowerCase());
+    }
     if (/\bunread\b/.test(s.clause.canon)) parts.push('is:unread');
     if (/\battachments?\b/.test(s.clause.canon)) parts.push('has:attachment');
     if (/\b(?:starred|important)\b/.test(s.clause.canon)) parts.push(/\bstarred\b/.test(s.clause.canon) ? 'is:starred' : 'is:important');
@@ -339,13 +357,31 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
   'google_calendar.create_event': (s, put) => {
     const attendees = entitiesOf(s, 'email').map((e) => e.value);
     put('attendees', attendees.length > 0 ? attendees : undefined);
-    const named = takeQuote(s, ['title', 'quoted', 'colon']);
+    let named = takeQuote(s, ['title', 'quoted', 'colon']);
+    // A cut-out text that also held the date: the date is not part of the name.
+    for (const span of s.when?.spans ?? []) if (named) named = named.replace(span, ' ');
+    named =
+      named
+        ?.replace(/\s+(?:on|at|from|for|by)\s*$/i, '')
+        .replace(/[\s,;-]+$/, '')
+        .replace(/\s+/g, ' ')
+        .trim() || undefined;
     const kind =
       /\b(standup|stand-up|sync|lunch|review|interview|demo|retro|retrospective|1:1|one-on-one|coffee|dinner|workshop|catch-up|call|planning|kickoff|offsite|reminder)\b/i.exec(
         s.clause.raw.replace(QUOTE, ' '),
       )?.[1];
     const who = /\bwith\s+([\p{Lu}][\p{L}'-]+(?:\s+(?:and\s+)?[\p{Lu}][\p{L}'-]+)*)/u.exec(s.clause.raw)?.[1];
-    put('summary', named ?? (kind ? capitalize(kind) + (who ? ` with ${who}` : '') : who ? `Meeting with ${who}` : undefined) ?? 'Meeting');
+    const thing =
+      /^(?:create|add|schedule|book|set\s+up|plan|put|organi[sz]e|arrange)\s+(?:an?\s+|the\s+)?(?:new\s+)?([\p{L}][\p{L}-]*(?:\s+[\p{L}][\p{L}-]*)?)\s+(?:on|at|for|tomorrow|today|next|this|every|with|from)\b/iu.exec(
+        s.clause.raw.replace(QUOTE, ' '),
+      )?.[1];
+    const generic = thing && /^(?:event|meeting|appointment|call|calendar|time|slot|reminder|block)$/i.test(thing) ? undefined : thing;
+    put(
+      'summary',
+      named ??
+        (kind ? capitalize(kind) + (who ? ` with ${who}` : '') : who ? `Meeting with ${who}` : generic ? capitalize(generic) : undefined) ??
+        'Meeting',
+    );
     put('description', takeQuote(s, ['body']));
     const w = s.when;
     if (w?.start && w.hasTime) {
@@ -363,6 +399,9 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
     }
     const q = takeQuote(s, ['quoted', 'title']);
     put('query', q);
+    const other = /\bcalendar\s+⟨(\d+)⟩|⟨(\d+)⟩'s\s+calendar/.exec(s.clause.raw);
+    const cal = other ? s.state.entities[Number(other[1] ?? other[2])] : undefined;
+    if (cal?.kind === 'email') put('calendar_id', cal.value);
   },
   'google_calendar.check_availability': (s, put) => {
     const w = s.when;

@@ -20,12 +20,17 @@ export interface Intent {
   score: number;
 }
 
+const TIME_WORDS =
+  /\b(?:today|tonight|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday|noon|midnight|\d{1,2}(?::\d{2})?\s*(?:am|pm)|\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2}|(?:january|february|march|april|may|june|july|august|september|october|november|december)\s+\d{1,2})\b/;
+
 export function entityKinds(clause: Clause, entities: readonly Entity[]): Set<EntityKind> {
   const kinds = new Set<EntityKind>();
   for (const m of clause.raw.matchAll(ENTITY)) {
     const e = entities[Number(m[1])];
     if (e) kinds.add(e.kind);
   }
+  // A day or an hour said ("on Friday at 3pm", "tomorrow", "16:00-17:00"): what an event needs.
+  if (TIME_WORDS.test(clause.canon)) kinds.add('time');
   return kinds;
 }
 

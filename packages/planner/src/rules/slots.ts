@@ -54,10 +54,16 @@ function fixDateWords(text: string): string {
 export function slotsOf(clause: Clause, state: PlanState): Slots {
   const quoteIds = [...clause.raw.matchAll(QUOTE)].map((m) => Number(m[1]));
   const ents = [...clause.raw.matchAll(ENTITY)].map((m) => state.entities[Number(m[1])]).filter((e): e is Entity => !!e);
-  const plain = clause.raw.replace(QUOTE, ' ').replace(ENTITY, (_m, i: string) => {
-    const e = state.entities[Number(i)];
-    return e?.kind === 'number' ? ` #${e.value} ` : ' ';
-  });
+  // Dates may sit in a cut-out title or colon text ("add an event: Dentist, March 11 at 5:30 pm").
+  const plain = clause.raw
+    .replace(QUOTE, (_m, i: string) => {
+      const q = state.quotes[Number(i)];
+      return q && (q.role === 'colon' || q.role === 'title') ? ` ${q.text} ` : ' ';
+    })
+    .replace(ENTITY, (_m, i: string) => {
+      const e = state.entities[Number(i)];
+      return e?.kind === 'number' ? ` #${e.value} ` : ' ';
+    });
   const when = parseWhen(fixDateWords(plain), state.lang, state.now);
   return { clause, state, quoteIds, ents, when };
 }

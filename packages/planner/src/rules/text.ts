@@ -8,7 +8,7 @@ import { BODY_MARKERS, FOREIGN_WORDS, SHORTHAND, SUBJECT_MARKERS, TITLE_MARKERS,
  * brought to canonical English (translated, shorthand expanded, typos of known words corrected).
  */
 
-export type EntityKind = 'url' | 'email' | 'repo' | 'number' | 'channel' | 'user' | 'uuid';
+export type EntityKind = 'url' | 'email' | 'repo' | 'number' | 'channel' | 'user' | 'uuid' | 'time';
 export interface Entity {
   kind: EntityKind;
   value: string;
@@ -216,7 +216,7 @@ function cutFreeTexts(segment: string, quotes: Quote[]): string {
     if (body) end = Math.min(end, body.index);
     if (endAtComma) {
       const stop =
-        /,|\s+(?:with\s+(?:the\s+|a\s+)?(?:labels?|body|description|text|message|content)|labell?ed|tagged|assigned)\b|\s+(?:and|et|und|y)\s+(?=(?:send|post|email|create|add|invite|schedule|then|label|tag|assign|body|text|message)\b)|\s+(?:in|on|to|for|at|under|into|inside|dans|sur|à|im|in|an|en|para)\s+(?=[\p{L}\p{N}_.-]+\/[\p{L}\p{N}_.-]+|#|@|[\p{L}\p{N}._%+-]+@|(?:the\s+|my\s+|our\s+)?(?:notion\s+|slack\s+)?(?:page|database|db|channel|repo|repository|calendar)\b|(?:the\s+)?[A-Za-z0-9][\w-]*\s+(?:org|organization|organisation)\b|[0-9a-f]{8})/iu.exec(
+        /,|\s+(?=(?:on|at|from|by)\s+(?:\d|the\s+\d|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|noon|midnight|next|this)|(?:tomorrow|today|tonight|next\s+(?:week|monday|tuesday|wednesday|thursday|friday)|every\s)\b)|\s+(?:with\s+(?:the\s+|a\s+)?(?:labels?|body|description|text|message|content)|labell?ed|tagged|assigned)\b|\s+(?:and|et|und|y)\s+(?=(?:send|post|email|create|add|invite|schedule|then|label|tag|assign|body|text|message)\b)|\s+(?:in|on|to|for|at|under|into|inside|dans|sur|à|im|in|an|en|para)\s+(?=[\p{L}\p{N}_.-]+\/[\p{L}\p{N}_.-]+|#|@|[\p{L}\p{N}._%+-]+@|(?:the\s+|my\s+|our\s+)?(?:notion\s+|slack\s+)?(?:page|database|db|channel|repo|repository|calendar)\b|(?:the\s+)?[A-Za-z0-9][\w-]*\s+(?:org|organization|organisation)\b|[0-9a-f]{8})/iu.exec(
           rest,
         );
       if (stop) end = Math.min(end, stop.index);

@@ -148,8 +148,13 @@ const WEEKDAYS: Record<string, string> = {
 
 /** "every Monday", "each weekday", "daily", "tous les lundis", "jeden Montag", "cada lunes" → RFC 5545 lines. */
 export function findRecurrence(text: string): { rule: string[]; span: string } | undefined {
+  const monthDay = /\b(?:on\s+)?the\s+(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?:every|each)\s+month\b/i.exec(text);
+  if (monthDay?.[1]) return { rule: [`RRULE:FREQ=MONTHLY;BYMONTHDAY=${Number(monthDay[1])}`], span: monthDay[0] };
   const m =
-    /\b(?:every|each|tous les|toutes les|chaque|jeden|jede|alle|cada|todos los|todas las)\s+(?:other\s+|\d+\s+)?(?:[\p{L}]+)(?:(?:\s*,\s*|\s+(?:and|et|und|y)\s+)(?:[\p{L}]+))*(?:\s+for\s+\d+\s+(?:weeks?|days?|months?|times))?|\b(?:daily|weekly|monthly|yearly|annually|quotidien(?:ne)?|hebdomadaire|täglich|wöchentlich|monatlich|diario|semanal|mensual)\b/iu.exec(
+    /\b(?:every|each|tous les|toutes les|chaque|jeden|jede|alle|cada|todos los|todas las)\s+(?:other\s+|\d+\s+)?(?:[\p{L}]+)(?:(?:\s*,\s*|\s+(?:and|et|und|y)\s+)(?:[\p{L}]+))*(?:\s+for\s+\d+\s+(?:weeks?|days?|months?|times))?/iu.exec(
+      text,
+    ) ??
+    /\b(?:daily|weekly|monthly|yearly|annually|quotidien(?:ne)?|hebdomadaire|täglich|wöchentlich|monatlich|diario|semanal|mensual)\b/iu.exec(
       text,
     );
   if (!m) return undefined;
@@ -223,7 +228,17 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
     .replace(/\bentre\s+las\s+(\d{1,2}(?::\d{2})?)\s+y\s+las\s+(\d{1,2}(?::\d{2})?)/i, 'de $1 a $2')
     .replace(/\b(tous les|toutes les|chaque|jeden|jede|cada|todos los|todas las|every|each)\s+/giu, ' ');
   const offset = IANAZone.create(zone).offset(now.getTime());
-  const results = PARSERS[lang].parse(input, { instant: now, timezone: offset }, { forwardDate: !past });
+  const today = DateTime.fromJSDate(now, { zone });
+  // "on the 12th" / "the 1st of every month": the next such day.
+  input = input.replace(/\b(?:on\s+)?the\s+(\d{1,2})(?:st|nd|rd|th)\b(?:\s+of\s+(?:every|each)?\s*month)?/i, (_m, d: string) => {
+    const day = Number(d);
+    const month = day >= today.day ? today : today.plus({ months: 1 });
+    return ` on ${month.toFormat('LLLL', { locale: 'en' })} ${day}`;
+  });
+  // "30 minute call", "a 2 hour review": a duration, not "in 30 minutes".
+  const results = PARSERS[lang]
+    .parse(input, { instant: now, timezone: offset }, { forwardDate: !past })
+    .filter((r) => !/^(?:an?\s+)?\d+\s*-?\s*(?:min(?:ute)?s?|h(?:ou)?rs?|hours?)$/i.test(r.text.trim()));
   const spans = [...(zoneFound ? [zoneFound.span] : []), ...(recurrence ? [recurrence.span] : [])];
   if (results.length === 0) {
     if (!recurrence) return undefined;
@@ -232,7 +247,7 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
   const first = results[0] as chrono.ParsedResult;
   // "next Thursday … 2pm" may come as two results: a day and a time.
   const second = results[1];
-  const hasTime = first.start.isCertain('hour') || (second?.start.isCertain('hour') ?? false);
+  let hasTime = first.start.isCertain('hour') || (second?.start.isCertain('hour') ?? false);
   const dayOf = first.start;
   const timeOf = first.start.isCertain('hour') ? first.start : (second?.start ?? first.start);
   const place = (c: chrono.ParsedComponents, hourFrom: chrono.ParsedComponents = c): DateTime =>
@@ -253,16 +268,18 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
   if (!past && hasTime && start < nowInZone && !dayOf.isCertain('day') && !dayOf.isCertain('weekday')) start = start.plus({ days: 1 });
   let end: DateTime | undefined;
   // "de 14:00 a 16:00", "von 10 bis 11 Uhr", "3-4pm": a range the language's parser read as one time.
-  const range = /\b(\d{1,2})(?::(\d{2}))?\s*(?:h|uhr)?\s*(?:-|–|to|a|à|bis|until|till)\s*(\d{1,2})(?::(\d{2}))?\s*(am|pm|h|uhr)?\b/i.exec(
-    input,
-  );
-  if (range && hasTime && !first.end) {
+  const range =
+    /(?<![\d/-])\b(\d{1,2})(?::(\d{2}))?\s*(?:h|uhr)?\s*(?:-|–|to|a|à|bis|until|till)\s*(\d{1,2})(?::(\d{2}))?\s*(am|pm|h|uhr)?\b(?![-/]\d)/i.exec(
+      input,
+    );
+  if (range && !first.end) {
     const [, h1, m1, h2, m2, suffix] = range;
     const pm = /pm/i.test(suffix ?? '');
     const hour = (h: string | undefined) => {
       const n = Number(h);
       return pm && n < 12 ? n + 12 : !suffix && !m1 && n >= 1 && n <= 7 ? n + 12 : n;
     };
+    hasTime = true;
     start = start.set({ hour: hour(h1), minute: Number(m1 ?? 0) });
     end = start.set({ hour: hour(h2), minute: Number(m2 ?? 0) });
     if (end <= start) end = end.plus({ hours: 12 });
@@ -322,7 +339,8 @@ function afternoon(c: chrono.ParsedComponents, pm = false): number {
 }
 
 /** A past window for searches ("since Monday", "last week", "in March", "yesterday"): YYYY-MM-DD bounds. */
-export function parseSearchWindow(text: string, lang: Lang, now: Date): { after?: string; before?: string; span: string } | undefined {
+export function parseSearchWindow(raw: string, lang: Lang, now: Date): { after?: string; before?: string; span: string } | undefined {
+  const text = raw.replace(/\bbetween\s+(.+?)\s+and\s+/i, 'from $1 to ');
   const results = PARSERS[lang].parse(text, { instant: now, timezone: 0 }, { forwardDate: false });
   const r = results[0];
   if (!r) return undefined;
@@ -333,8 +351,10 @@ export function parseSearchWindow(text: string, lang: Lang, now: Date): { after?
   const before = /\b(?:before|until|avant|vor|antes)\s*$/i.test(text.slice(0, r.index).trimEnd());
   if (before) return { before: fmt(start), span: r.text };
   if (r.end) return { after: fmt(start), before: fmt(day(r.end).plus({ days: 1 })), span: r.text };
-  const since = /\b(?:since|after|from|depuis|seit|desde)\s*$/i.test(text.slice(0, r.index).trimEnd());
+  const since = /\b(?:since|after|depuis|seit|desde)\s*$/i.test(text.slice(0, r.index).trimEnd());
   if (since) return { after: fmt(start), span: r.text };
+  if (/\bmonth\b|mois|monat|\bmes\b/i.test(r.text))
+    return { after: fmt(start.startOf('month')), before: fmt(start.startOf('month').plus({ months: 1 })), span: r.text };
   if (/\bweek\b|semaine|woche|semana/i.test(r.text))
     return { after: fmt(start.startOf('week')), before: fmt(start.startOf('week').plus({ days: 7 })), span: r.text };
   if (!r.start.isCertain('day') && r.start.isCertain('month'))

@@ -3,7 +3,7 @@ import type { ToolHints } from '../../types.js';
 export const DATA_HINTS: ToolHints = {
   nouns: ['data'],
   actions: {
-    count: { verbs: ['count', 'how', 'total'], objects: ['them', 'results', 'items', 'those', 'these', 'many'], not: ['words', 'word'] },
+    count: { verbs: ['count', 'how', 'total'], objects: ['them', 'results', 'items', 'those', 'these'], not: ['words', 'word'] },
     pluck: {
       verbs: ['pluck', 'extract', 'take', 'pick', 'list', 'get', 'show', 'keep'],
       objects: ['field', 'fields', 'property', 'each', 'every', 'column'],

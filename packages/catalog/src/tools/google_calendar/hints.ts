@@ -72,7 +72,20 @@ export const GOOGLE_CALENDAR_HINTS: ToolHints = {
     check_availability: {
       verbs: ['am', 'is', 'are', 'check', 'find', 'see', 'know', 'tell', 'show', 'get', 'when'],
       objects: ['free', 'available', 'availability', 'busy', 'free time', 'conflict', 'conflicts'],
-      phrases: ['am i free', 'am i available', 'am i busy', 'is my calendar free', 'do i have anything', 'anything on my calendar'],
+      phrases: [
+        'am i free',
+        'am i available',
+        'am i busy',
+        'is my calendar free',
+        'do i have anything',
+        'anything on my calendar',
+        'do i have time',
+        'have time',
+        'any time',
+        'free slot',
+        'free slots',
+        'am i booked',
+      ],
     },
   },
 };
