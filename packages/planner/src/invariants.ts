@@ -48,8 +48,9 @@ export function checkPlan(prompt: string, steps: readonly WorkflowStep[], tools:
       const kinds = entityKinds(clause, prepared.entities);
       const quote = /⟦\d+⟧/.test(clause.raw);
       const has = (t: string) => hasTerm(clause, kinds, t, quote);
+      const first = clause.words.find((w) => w !== 'please');
       const verb =
-        hints.verbs.some((v) => !forbidden.has(v) && has(v)) ||
+        hints.verbs.some((v) => (v.startsWith('^') ? first === v.slice(1) : !forbidden.has(v) && has(v))) ||
         (hints.phrases?.some((p) => ` ${clause.phrase} `.includes(` ${p} `)) ?? false);
       return verb && hints.objects.some(has) && !(hints.not ?? []).some(has);
     });

@@ -156,6 +156,7 @@ function planClause(
     catalog,
     hasQuote,
     forbidden,
+    state.steps[state.steps.length - 1]?.tool,
   );
   if (intents.length === 0) {
     if (isChatter(clause, catalog)) return undefined;
@@ -181,6 +182,14 @@ function planClause(
     state.steps.push(step);
     return state.steps.length - 1;
   };
+  // "Find the Notion page X and post its text …": the page found is read before its text is sent.
+  const before = previousData(state);
+  if (
+    before?.step.tool === 'notion' &&
+    before.step.action === 'search' &&
+    /\b(?:its|the)\s+(?:text|content|contents|body)\b/.test(clause.canon)
+  )
+    add({ tool: 'notion', action: 'get_page', input: { page_id: `{{steps.${before.index}.output.items.0.id}}` } });
   // "Post the open issues of acme/api to #eng": the listing is planned first, the delivery refers to it.
   if (DELIVERIES.has(key) || key === 'notion.create_page') planSource(clause, best, state, catalog, add, missing);
   const times = loop ? loop.to - loop.from + 1 : repetitions(clause);
@@ -226,6 +235,10 @@ function amendsPrevious(clause: Clause, prepared: Prepared, state: PlanState): b
     const text = prepared.quotes[Number(subject[2])]?.text;
     if (text === undefined || !(field in last.input || ['subject', 'title', 'body'].includes(field))) return false;
     last.input[field === 'title' && last.tool === 'gmail' ? 'subject' : field] = text;
+    return true;
+  }
+  if (last.action === 'close_issue' && /\b(?:not planned|will not fix|won't fix|wontfix|duplicate|obsolete)\b/.test(clause.canon)) {
+    last.input['reason'] = 'not_planned';
     return true;
   }
   const count = /^(?:just\s+|only\s+)?(?:the\s+)?(?:first|last|top|latest|newest)\s+(\d{1,3})\b(?:\s+[a-z]+)?(?:\s+please)?$/i.exec(

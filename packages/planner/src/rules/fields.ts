@@ -110,12 +110,16 @@ function labels(s: Slots): string[] | undefined {
     }
   }
   if (quoted.length > 0) return quoted;
+  const withLabel = /\bwith\s+(?:the\s+|a\s+)?([\p{L}\p{N}_-]+)\s+(?:label|tag)\b/iu.exec(s.clause.raw);
+  if (withLabel?.[1]) return [withLabel[1]];
   const bare =
     /\b(?:labels?|labell?ed|tag(?:ged)?|(?:mark|label|tag)\s+(?:it|them|#?\S+)\s+as|as)\s+(?:a\s+|an\s+)?([\p{L}\p{N}_-]+(?:\s*(?:,|and)\s*[\p{L}\p{N}_-]+)*)/iu.exec(
       s.clause.raw.replace(/⟨\d+⟩/g, ' '),
     );
   if (!bare?.[1]) return undefined;
-  const words = bare[1].split(/\s*(?:,|\band\b)\s*/).filter((w) => w && !/^(?:to|on|in|the|it|them|issue|issues|pr)$/i.test(w));
+  const words = bare[1]
+    .split(/\s*(?:,|\band\b)\s*/)
+    .filter((w) => w && !/^(?:to|on|in|the|it|them|issue|issues|pr|body|title|description|text|comment)$/i.test(w));
   return words.length > 0 ? words : undefined;
 }
 
@@ -208,7 +212,7 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
     put('issue_number', issueNumber(s, ['issue', 'ticket', 'bug', '']));
     const renames = /\b(?:rename|retitle|title)\b/.test(s.clause.canon);
     put('title', renames ? (quoteAfter(s, /\bto/) ?? takeQuote(s, ['quoted', 'title'])) : undefined);
-    put('body', quoteAfter(s, /\b(?:body|description)\s*(?:to)?/));
+    if (/\b(?:body|description)\b/.test(s.clause.canon)) put('body', quoteAfter(s, /\bto/) ?? takeQuote(s, ['quoted', 'body']));
     const assignee = /\bassign(?:\s+(?:it|this|the issue|⟨\d+⟩))?\s+to\s+@?([\p{L}\p{N}_-]+)/iu.exec(s.clause.raw);
     const user = entitiesOf(s, 'user')[0]?.value ?? assignee?.[1];
     if (/\bassign/.test(s.clause.canon) && user && user.toLowerCase() !== 'me') put('assignees', [user]);
@@ -281,7 +285,10 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
   },
   'slack.invite_to_channel': (s, put) => {
     put('channel', channelName(s) ?? s.state.channel);
-    const users = [...entitiesOf(s, 'user').map((u) => `@${u.value}`), ...entitiesOf(s, 'email').map((e) => e.value)];
+    const users = [
+      ...entitiesOf(s, 'user').map((u) => (/^[UW][A-Z0-9]{8,}$/.test(u.value) ? u.value : `@${u.value}`)),
+      ...entitiesOf(s, 'email').map((e) => e.value),
+    ];
     if (users.length === 0) {
       const p = person(s);
       if (p) users.push(p);
@@ -311,7 +318,7 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
   'gmail.search_email': (s, put) => {
     const parts: string[] = [];
     const from =
-      /\bfrom\s+(?:(?:my|our|the)\s+)?(?:[\p{L}]+\s+){0,2}⟨(\d+)⟩/u.exec(s.clause.raw) ??
+      /\b(?:from|von|de|desde|depuis)\s+(?:(?:my|our|the)\s+)?(?:[\p{L}]+\s+){0,2}⟨(\d+)⟩/u.exec(s.clause.raw) ??
       /\bfrom\s+(?!(?:my|the|last|this|yesterday|today|before|after|since|a|an|january|february|march|april|may|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)()([\p{L}][\p{L}\p{N}.-]*[\p{L}\p{N}])/iu.exec(
         s.clause.raw,
       );
@@ -597,9 +604,9 @@ function topicOf(step: StepDraft): string {
 
 function stateOf(s: Slots): string | undefined {
   const c = s.clause.canon;
-  if (/\ball\b/.test(c) && /\b(?:issues|prs|pull requests)\b/.test(c)) return 'all';
   if (/\bclosed\b|\bmerged\b|\bresolved\b/.test(c)) return 'closed';
   if (/\bopen\b/.test(c)) return 'open';
+  if (/\ball\b/.test(c) && /\b(?:issues|prs|pull requests)\b/.test(c)) return 'all';
   return undefined;
 }
 

@@ -230,6 +230,8 @@ export function rankIntents(
   catalog: readonly ToolEntry[],
   hasQuote: boolean,
   ignore: ReadonlySet<string> = new Set(),
+  /** The tool of the step before: "… and close it" closes what that step acted on. */
+  context?: string,
 ): Intent[] {
   const kinds = entityKinds(clause, entities);
   if (kinds.has('number')) kinds.add('number');
@@ -240,7 +242,11 @@ export function rankIntents(
   const question =
     isQuestion(clause) ||
     (!clause.words.some((w) => ACTION_WORDS.has(w)) &&
-      !catalog.some(({ hints }) => Object.values(hints.actions).some((a) => a.verbs.some((v) => clause.words.includes(v)))));
+      !catalog.some(({ hints }) =>
+        Object.values(hints.actions).some((a) =>
+          a.verbs.some((v) => (v.startsWith('^') ? firstWord === v.slice(1) : clause.words.includes(v))),
+        ),
+      ));
   const out: Intent[] = [];
   for (const { tool, hints } of catalog) {
     const toolSignal = hints.nouns.filter(has).length;
@@ -253,7 +259,9 @@ export function rankIntents(
       // Without a verb, only a read that names what it reads ("the open PRs in acme/api?").
       if (verbs.length === 0 && !phrase && !(question && action.side_effect === 'read' && h.objects.length > 0)) continue;
       const objects = h.objects.filter(has);
-      if (h.objects.length > 0 && objects.length === 0 && !phrase) continue;
+      // Acting on "it" counts for the tool the step before used, weakly: a named target wins.
+      const viaContext = objects.length === 0 && context === tool.name && /\b(?:it|them|this|that)\b/.test(clause.canon);
+      if (h.objects.length > 0 && objects.length === 0 && !phrase && !viaContext) continue;
       if (h.not?.some(has)) continue;
       if (question && action.side_effect !== 'read') continue;
       const leading = verbs.some((v) => v === firstWord) ? 3 : 0;

@@ -28,7 +28,7 @@ const INJECTION =
   /\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions?|prompts?|rules?|messages?)\b|\bsystem\s+(?:override|prompt|message|instruction)s?\b|\byou\s+are\s+now\b|\bdeveloper\s+mode\b|\bjailbreak\b|\bnew\s+instructions?\s*:|<\/?(?:system|assistant|tool)>|\bact\s+as\s+(?:an?\s+)?(?:admin|root|system)\b|\bignore\s+(?:the\s+)?(?:user|request|above)\b|\b[a-z]+__[a-z_]+\b|\bpretend\s+(?:to\s+be|you)\b/i;
 
 const NEEDS_MODEL =
-  /\b(?:summari[sz]e|summari[sz]ing|summary|summaries|tl;?dr|recap|digest|translate|translation|rewrite|rephrase|paraphrase|proofread|analy[sz]e|sentiment|classify|categori[sz]e|brainstorm|complain(?:ing|ts?)?|sentiment|mood|vibe|résume|résumer|résumé|zusammenfass\w*|resume|resumen|resumir|traduis|übersetze|traduce)\b/i;
+  /\b(?:summari[sz]e|summari[sz]ing|summary|summaries|tl;?dr|recap|digest|translate|translation|rewrite|rephrase|paraphrase|proofread|analy[sz]e|sentiment|classify|categori[sz]e|brainstorm|fasse\s+(?:\S+\s+){0,8}zusammen|complain(?:ing|ts?)?|sentiment|mood|vibe|résume|résumer|résumé|zusammenfass\w*|resume|resumen|resumir|traduis|übersetze|traduce)\b/i;
 
 const OTHER_SERVICES: Record<string, string> = {
   jira: 'Jira',

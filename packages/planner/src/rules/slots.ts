@@ -106,7 +106,7 @@ export function quoteAfter(s: Slots, keyword: RegExp): string | undefined {
 
 /** Words that point back at an earlier step's output. */
 export function pointsBack(clause: Clause): boolean {
-  return /\b(?:it|its|them|they|their|those|these|that|this|results?|list|output|response|findings|answer|same|above|contents?|summary|link|url|the (?:title|titles|star count|stars|number|issues?|prs?|pull requests?|events?|meetings?|emails?|messages?|pages?|channels?|repos?|repositories|numbers?|values?|items?|body|text|data|count|total|draft|page|email|issue))\b/.test(
+  return /\b(?:how many|it|its|them|they|their|those|these|that|this|results?|list|output|response|findings|answer|same|above|contents?|summary|link|url|the (?:title|titles|star count|stars|number|issues?|prs?|pull requests?|events?|meetings?|emails?|messages?|pages?|channels?|repos?|repositories|numbers?|values?|items?|body|text|data|count|total|draft|page|email|issue))\b/.test(
     clause.canon,
   );
 }
@@ -153,12 +153,15 @@ const NUMBER_WORDS: Record<string, number> = {
 export function countOf(s: Slots): number | undefined {
   const c = s.clause.canon.replace(QUOTE, ' ').replace(ENTITY, ' ');
   const n = (w: string | undefined) => (w === undefined ? undefined : /^\d+$/.test(w) ? Number(w) : NUMBER_WORDS[w]);
-  const m =
-    /\b(?:last|latest|first|top|recent|next|newest|oldest|up to|at most|limit(?: to)?|max(?:imum)?)\s+(\d+|[a-z]+)\b/.exec(c) ??
-    /\b(\d+|[a-z]+)\s+(?:most\s+recent|latest|newest|last|recent)\b/.exec(c) ??
-    /\b(\d+)\s+(?:[a-z]+\s+)?(?!(?:minutes|hours|days|weeks|months|years|seconds|times|mins|hrs)\b)([a-z]{3,}s)\b/.exec(c);
-  const v = n(m?.[1]);
-  return v !== undefined && v >= 1 && v <= 100 ? v : undefined;
+  for (const re of [
+    /\b(?:last|latest|first|top|recent|next|newest|oldest|up to|at most|limit(?: to)?|max(?:imum)?)\s+(\d+|[a-z]+)\b/,
+    /\b(\d+|[a-z]+)\s+(?:most\s+recent|latest|newest|last|recent)\b/,
+    /\b(\d+)\s+(?:[a-z]+\s+)?(?!(?:minutes|hours|days|weeks|months|years|seconds|times|mins|hrs)\b)([a-z]{3,}s)\b/,
+  ]) {
+    const v = n(re.exec(c)?.[1]);
+    if (v !== undefined && v >= 1 && v <= 100) return v;
+  }
+  return undefined;
 }
 
 /** "3 times", "twice", "thrice": how often a step is repeated (1 when not said). */

@@ -110,6 +110,8 @@ function maskEntities(text: string, entities: Entity[]): string {
       let noun: string | undefined;
       if (kind === 'repo') {
         value = `${m[1] as string}/${m[2] as string}`;
+        // application/json, text/html: media types, not repositories
+        if (/^(?:application|text|image|audio|video|multipart|font|model)$/i.test(m[1] as string)) return all;
         if (isZone(value)) return all; // Europe/Berlin is a time zone, not a repository
       }
       if (kind === 'number') {
@@ -238,18 +240,24 @@ function cutFreeTexts(segment: string, quotes: Quote[]): string {
   take(BODY_RE, 'body', false);
   // "Email bob@x.io: running late" / "Create an issue in acme/api: Login fails" / "#general: lunch is here"
   const colon = /^([^:⟦]{2,80}?)(?::|\s[—–-])\s+(?!\/\/)(.+)$/su.exec(out);
-  if (
-    colon?.[1] &&
-    colon[2] &&
-    VERB_HINT.test(colon[1]) &&
-    !/\bheaders?\s+[\w-]+$/i.test(colon[1]) &&
-    !/^⟦\d+⟧$/.test(colon[2].trim()) &&
-    !(/\b\d{1,2}$/.test(colon[1]) && /^\d{2}\b/.test(colon[2]))
-  ) {
+  if (colon?.[1] && colon[2] && isColonText(colon[1], colon[2].trim())) {
     quotes.push({ text: stripFinalStop(colon[2].trim()), role: 'colon' });
     out = `${colon[1]}: ⟦${quotes.length - 1}⟧`;
   }
   return out;
+}
+
+/**
+ * "Email bob@x.io: running late", "slack #ops: disk is full": the text after the colon is what to send
+ * when an instruction or a target comes before it, and it is not itself an instruction ("note: post …"),
+ * a field's value ("board: acme, column: api"), a time ("at 10:30") or a header ("Accept: application/json").
+ */
+function isColonText(before: string, after: string): boolean {
+  if (!/[#@/]|\b[0-9a-f]{16,}\b/i.test(before) && !CLAUSE_VERB_START.test(before) && !CLAUSE_VERB_ANY.test(before)) return false;
+  if (CLAUSE_VERB_START.test(after)) return false;
+  if (/^[^\s,]+\s*(?:,|$)/.test(after)) return false;
+  if (/\b\d{1,2}$/.test(before) && /^\d{2}\b/.test(after)) return false;
+  return !/\bheaders?\s+[\w-]+$/i.test(before);
 }
 
 function stripFinalStop(s: string): string {
@@ -258,6 +266,15 @@ function stripFinalStop(s: string): string {
 
 /** Verbs (canonical and in the lexicons) that start a new clause after "and" or a comma. */
 const CLAUSE_VERBS = [
+  'convert',
+  'turn',
+  'repeat',
+  'shout',
+  'take',
+  'pick',
+  'extract',
+  'pluck',
+  'reopen',
   'create',
   'open',
   'file',
@@ -362,6 +379,8 @@ const CLAUSE_VERBS = [
   'redacta',
   'fusiona',
 ];
+const CLAUSE_VERB_START = new RegExp(`^\\s*(?:please\\s+)?(?:${CLAUSE_VERBS.map(escape).join('|')})\\b`, 'iu');
+const CLAUSE_VERB_ANY = new RegExp(`\\b(?:${CLAUSE_VERBS.map(escape).join('|')})\\b`, 'iu');
 const CLAUSE_SPLIT = new RegExp(
   `\\s*(?:,\\s*(?:and|et|und|y|also)|,|\\s+(?:and|et|und|y|also|plus))\\s+(?=(?:please\\s+)?(?:${CLAUSE_VERBS.map(escape).join('|')})\\b)(?!(?:label|tag)(?:s|ged|led|ed)?\\s+(?:as\\s+)?⟦)`,
   'iu',
@@ -371,11 +390,29 @@ function splitClauses(segment: string, lang: Lang): string[] {
   void lang;
   // A loop's body is one clause with its head: "For each number from 1 to 3, echo it".
   if (/^(?:for\s+(?:each|every)|pour\s+chaque|für\s+jede[nrs]?|para\s+cada)\b/iu.test(segment)) return [segment];
-  return segment
+  const parts = segment
     .split(CLAUSE_SPLIT)
     .map(cleanEdges)
     .filter((s) => s.length > 0);
+  // "the crash in acme/mobile issue 19 is back, reopen it": a part without a verb is context for the next one.
+  const out: string[] = [];
+  for (const part of parts) {
+    const prev = out[out.length - 1];
+    if (prev !== undefined && !CLAUSE_VERB_ANY.test(prev) && !/[⟦]/.test(prev)) out[out.length - 1] = `${prev}, ${part}`;
+    else out.push(part);
+  }
+  return out;
 }
+
+const PASSIVE: Record<string, string> = {
+  closed: 'close',
+  merged: 'merge',
+  reopened: 'reopen',
+  labeled: 'label',
+  labelled: 'label',
+  deleted: 'delete',
+  archived: 'archive',
+};
 
 function toClause(raw: string, lang: Lang): Clause {
   const lower = raw
@@ -386,8 +423,14 @@ function toClause(raw: string, lang: Lang): Clause {
     .replace(/\b(\w+)'(re|ve|ll|d)\b/g, (_m, w: string, t: string) => `${w} ${{ re: 'are', ve: 'have', ll: 'will', d: 'would' }[t] ?? t}`)
     .replace(/\b(do|does|did|is|are|was|were|can|could|would|should|have|has)n't\b/g, '$1 not')
     .replace(/\bwon't\b/g, 'will not')
+    .replace(
+      /\b(?:can|could|should|must|may|needs? to) be (closed|merged|reopened|labell?ed|deleted|archived)\b/g,
+      (_m, v: string) => PASSIVE[v] ?? v,
+    )
+    .replace(/\b(squash|rebase)(?:\s+and|\s*&)\s+merge\b/g, 'merge with $1')
+    .replace(/\b(upper|lower) case\b/g, '$1case')
     .replace(/\bcan't\b/g, 'cannot');
-  const translated = translate(lower, lang);
+  const translated = translate(lower, lang).replace(/\bopen\b(.*?)\s*\bagain\b/, 'reopen$1');
   const canon = translated
     .split(/(\s+)/)
     .map((t) => (/^\s+$/.test(t) ? t : correctToken(t)))

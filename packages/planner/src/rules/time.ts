@@ -103,21 +103,20 @@ export function findZone(text: string): { zone: string; span: string } | undefin
       /\b(?:pacific|eastern|central european|mountain)\b/i.test(named[1]))
   )
     return { zone: ABBREVIATIONS[named[1].toLowerCase()] ?? 'UTC', span: named[0] };
-  const city =
-    /\b(?:in\s+)?([\p{L}][\p{L} ]{1,24}?)\s+(?:time|timezone|time zone)\b|\b(?:heure de|Zeit in|hora de)\s+([\p{L}][\p{L} ]{1,24})|\b([\p{Lu}][\p{Ll}]+)er\s+Zeit\b/iu.exec(
-      text,
-    );
-  const name = (city?.[1] ?? city?.[2] ?? city?.[3])?.toLowerCase().trim();
-  if (city && name) {
+  for (const city of text.matchAll(CITY_TIME)) {
+    const name = (city[1] ?? city[2] ?? city[3])?.toLowerCase().trim();
+    if (!name) continue;
     const words = name.split(' ');
-    for (let i = 0; i < words.length; i++) {
-      const candidate = words.slice(i).join(' ');
-      const zone = CITY_ZONES.get(candidate);
+    for (let k = 0; k < words.length; k++) {
+      const zone = CITY_ZONES.get(words.slice(k).join(' '));
       if (zone) return { zone, span: city[0] };
     }
   }
   return undefined;
 }
+
+const CITY_TIME =
+  /\b(?:in\s+)?([\p{L}][\p{L} ]{1,24}?)\s+(?:time|timezone|time zone)\b|\b(?:heure de|Zeit in|hora de)\s+([\p{L}][\p{L} ]{1,24})|\b([\p{Lu}][\p{Ll}]+)er\s+Zeit\b/giu;
 
 const PARSERS: Record<Lang, chrono.Chrono> = { en: chrono.en.casual, fr: chrono.fr.casual, de: chrono.de.casual, es: chrono.es.casual };
 
@@ -245,6 +244,8 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
     return { hasTime: false, zone, zoneNamed: !!zoneFound, recurrence: recurrence.rule, spans };
   }
   const first = results[0] as chrono.ParsedResult;
+  // "06:40" or "16:00" written: a 24-hour clock, no afternoon guessing.
+  const h24 = /\b0\d:\d\d\b|\b(?:1[3-9]|2[0-3]):\d\d\b/.test(input);
   // "next Thursday … 2pm" may come as two results: a day and a time.
   const second = results[1];
   let hasTime = first.start.isCertain('hour') || (second?.start.isCertain('hour') ?? false);
@@ -256,7 +257,7 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
         year: c.get('year') ?? undefined,
         month: c.get('month') ?? undefined,
         day: c.get('day') ?? undefined,
-        hour: hasTime ? afternoon(hourFrom) : 0,
+        hour: hasTime ? afternoon(hourFrom, false, h24) : 0,
         minute: hasTime ? (hourFrom.get('minute') ?? 0) : 0,
         second: 0,
       },
@@ -287,7 +288,7 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
   const endComponents = first.end ?? (second && !second.start.isCertain('day') && first.start.isCertain('hour') ? second.start : undefined);
   if (!end && endComponents && (endComponents.isCertain('hour') || endComponents.isCertain('day'))) {
     end = endComponents.isCertain('hour')
-      ? start.set({ hour: afternoon(endComponents, start.hour >= 12), minute: endComponents.get('minute') ?? 0 })
+      ? start.set({ hour: afternoon(endComponents, start.hour >= 12, h24), minute: endComponents.get('minute') ?? 0 })
       : place(endComponents);
     if (end <= start && endComponents.isCertain('hour')) end = end.plus({ days: endComponents.isCertain('day') ? 0 : 1 });
     if (endComponents.isCertain('day') && endComponents.isCertain('hour')) end = place(endComponents, endComponents);
@@ -332,9 +333,10 @@ const DAY_PARTS = [
 ];
 
 /** An hour from 1 to 7 said without am/pm is in the afternoon ("between 2 and 4"), as people mean it at work. */
-function afternoon(c: chrono.ParsedComponents, pm = false): number {
+function afternoon(c: chrono.ParsedComponents, pm = false, h24 = false): number {
   const hour = c.get('hour') ?? 0;
-  if (c.isCertain('meridiem') || hour === 0 || hour > 12) return hour;
+  // "06:40" is a 24-hour time: not shifted.
+  if (c.isCertain('meridiem') || hour === 0 || hour > 12 || h24) return hour;
   return (hour >= 1 && hour <= 7) || (pm && hour < 12) ? hour + 12 : hour;
 }
 
@@ -351,7 +353,11 @@ export function parseSearchWindow(raw: string, lang: Lang, now: Date): { after?:
   const before = /\b(?:before|until|avant|vor|antes)\s*$/i.test(text.slice(0, r.index).trimEnd());
   if (before) return { before: fmt(start), span: r.text };
   if (r.end) return { after: fmt(start), before: fmt(day(r.end).plus({ days: 1 })), span: r.text };
-  const since = /\b(?:since|after|depuis|seit|desde)\s*$/i.test(text.slice(0, r.index).trimEnd());
+  const since = /\b(?:since|after|depuis|seit|desde)(?:\s+(?:el|le|la|the|dem|den))?\s*$/i.test(text.slice(0, r.index).trimEnd());
+  if (/\bthis week\b|cette semaine|diese woche|esta semana/i.test(text)) {
+    const monday = DateTime.fromJSDate(now, { zone: 'UTC' }).startOf('week');
+    return { after: fmt(monday), span: r.text };
+  }
   if (since) return { after: fmt(start), span: r.text };
   if (/\bmonth\b|mois|monat|\bmes\b/i.test(r.text))
     return { after: fmt(start.startOf('month')), before: fmt(start.startOf('month').plus({ months: 1 })), span: r.text };

@@ -6,7 +6,7 @@ export const DATA_HINTS: ToolHints = {
     count: { verbs: ['count', 'how', 'total'], objects: ['them', 'results', 'items', 'those', 'these'], not: ['words', 'word'] },
     pluck: {
       verbs: ['pluck', 'extract', 'take', 'pick', 'list', 'get', 'show', 'keep'],
-      objects: ['field', 'fields', 'property', 'each', 'every', 'column'],
+      objects: ['field', 'fields', 'property', 'each', 'every'],
       not: ['@url', 'join', 'combine'],
     },
     join: { verbs: ['join', 'combine', 'concatenate', 'merge'], objects: ['values', 'them', 'results', 'items', 'names', 'titles'] },

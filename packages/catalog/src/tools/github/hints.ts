@@ -40,7 +40,7 @@ export const GITHUB_HINTS: ToolHints = {
     get_pull_request: {
       verbs: ['get', 'show', 'fetch', 'read', 'look', 'see', 'display', 'what', 'check', 'status'],
       objects: PR,
-      not: ['pull requests', 'prs', 'merge', 'comment'],
+      not: ['pull requests', 'prs', 'comment'],
     },
     comment_on_pull_request: { verbs: ['comment', 'reply', 'respond', 'answer', 'write', 'add', 'post', 'leave'], objects: PR },
     merge_pull_request: { verbs: ['merge', 'squash', 'rebase', 'land', 'ship'], objects: [...PR, '@number'] },

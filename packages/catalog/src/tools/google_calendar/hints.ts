@@ -61,6 +61,7 @@ export const GOOGLE_CALENDAR_HINTS: ToolHints = {
         'workshop',
         'retro',
         'catch-up',
+        '@time',
       ],
       not: ['free', 'busy', 'available', 'availability'],
     },
