@@ -44,6 +44,7 @@ export function checkPlan(prompt: string, steps: readonly WorkflowStep[], tools:
     const tool = tools.find((t) => t.name === step.tool);
     const hints = (tool && BUILT_IN_HINTS[tool.name]?.actions[def.name]) ?? (tool ? customHints(tool).actions[def.name] : undefined);
     if (!hints) continue;
+    const toolsBefore = new Set(steps.slice(0, i).map((s) => s.tool));
     const asked = clauses.some((clause) => {
       const kinds = entityKinds(clause, prepared.entities);
       const quote = /⟦\d+⟧/.test(clause.raw);
@@ -52,7 +53,9 @@ export function checkPlan(prompt: string, steps: readonly WorkflowStep[], tools:
       const verb =
         hints.verbs.some((v) => (v.startsWith('^') ? first === v.slice(1) : !forbidden.has(v) && has(v))) ||
         (hints.phrases?.some((p) => ` ${clause.phrase} `.includes(` ${p} `)) ?? false);
-      return verb && hints.objects.some(has) && !(hints.not ?? []).some(has);
+      // "… and close it": "it" is what an earlier step of the same tool acted on.
+      const object = hints.objects.some(has) || (toolsBefore.has(step.tool) && /\b(?:it|them|this|that)\b/.test(clause.canon));
+      return verb && object && !(hints.not ?? []).some(has);
     });
     if (!asked)
       return refuse(

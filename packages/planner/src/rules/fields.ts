@@ -110,7 +110,7 @@ function labels(s: Slots): string[] | undefined {
     }
   }
   if (quoted.length > 0) return quoted;
-  const withLabel = /\bwith\s+(?:the\s+|a\s+)?([\p{L}\p{N}_-]+)\s+(?:label|tag)\b/iu.exec(s.clause.raw);
+  const withLabel = /\bwith\s+(?:the\s+|a\s+)?(?!(?:the|a|an)\b)([\p{L}\p{N}_-]+)\s+(?:label|tag)\b/iu.exec(s.clause.raw);
   if (withLabel?.[1]) return [withLabel[1]];
   const bare =
     /\b(?:labels?|labell?ed|tag(?:ged)?|(?:mark|label|tag)\s+(?:it|them|#?\S+)\s+as|as)\s+(?:a\s+|an\s+)?([\p{L}\p{N}_-]+(?:\s*(?:,|and)\s*[\p{L}\p{N}_-]+)*)/iu.exec(
@@ -604,6 +604,7 @@ function topicOf(step: StepDraft): string {
 
 function stateOf(s: Slots): string | undefined {
   const c = s.clause.canon;
+  if (/\bopen\b.*\bclosed\b|\bclosed\b.*\bopen\b|\bboth\b/.test(c)) return 'all';
   if (/\bclosed\b|\bmerged\b|\bresolved\b/.test(c)) return 'closed';
   if (/\bopen\b/.test(c)) return 'open';
   if (/\ball\b/.test(c) && /\b(?:issues|prs|pull requests)\b/.test(c)) return 'all';

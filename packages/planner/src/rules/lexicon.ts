@@ -9,6 +9,14 @@ export type Lang = 'en' | 'fr' | 'de' | 'es';
 
 /** English words that are also lexicon entries of another language: they never decide the language. */
 const COMMON_ENGLISH = new Set([
+  'im',
+  'so',
+  'also',
+  'will',
+  'hat',
+  'son',
+  'fin',
+  'par',
   'a',
   'an',
   'in',
@@ -971,6 +979,9 @@ export const SHORTHAND: Readonly<Record<string, string>> = {
   availble: 'available',
   availabe: 'available',
   fre: 'free',
+  im: "i'm",
+  chek: 'check',
+  chk: 'check',
   evnt: 'event',
   evet: 'event',
   agneda: 'agenda',

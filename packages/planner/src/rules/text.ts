@@ -138,7 +138,7 @@ export function prepare(prompt: string): Prepared {
     .normalize('NFC')
     .replace(/[\u00a0\u2009\u202f]/g, ' ')
     .replace(/[ \t]+/g, ' ');
-  let masked = maskQuotes(normal, quotes);
+  let masked = fixMarkers(maskQuotes(normal, quotes));
   // "Append the following to page X:\n\nline 1\n\nline 2": the lines after an instruction ending in ':' are its text.
   const block = /^([^\n:]{2,300}):[ \t]*\n+([\s\S]+)$/u.exec(masked);
   if (block?.[1] && block[2]?.trim()) {
@@ -231,7 +231,8 @@ function cutFreeTexts(segment: string, quotes: Quote[]): string {
     }
     rest = rest.slice(0, end);
     const text = rest.trim().replace(/[\s,;]+$/u, '');
-    if (!text || /^⟦\d+⟧$/.test(text)) return;
+    // A text that holds a quote already ("subject can be 'Q1'") is not cut again.
+    if (!text || text.includes('⟦')) return;
     quotes.push({ text: stripFinalStop(role === 'body' ? text.replace(/^(?:that|que|dass|qu['’])\s*/iu, '') : text), role });
     out = `${out.slice(0, start)}⟦${quotes.length - 1}⟧${out.slice(start + end)}`;
   };
@@ -240,7 +241,7 @@ function cutFreeTexts(segment: string, quotes: Quote[]): string {
   take(BODY_RE, 'body', false);
   // "Email bob@x.io: running late" / "Create an issue in acme/api: Login fails" / "#general: lunch is here"
   const colon = /^([^:⟦]{2,80}?)(?::|\s[—–-])\s+(?!\/\/)(.+)$/su.exec(out);
-  if (colon?.[1] && colon[2] && isColonText(colon[1], colon[2].trim())) {
+  if (colon?.[1] && colon[2] && !colon[2].includes('⟦') && isColonText(colon[1], colon[2].trim())) {
     quotes.push({ text: stripFinalStop(colon[2].trim()), role: 'colon' });
     out = `${colon[1]}: ⟦${quotes.length - 1}⟧`;
   }
@@ -266,6 +267,8 @@ function stripFinalStop(s: string): string {
 
 /** Verbs (canonical and in the lexicons) that start a new clause after "and" or a comma. */
 const CLAUSE_VERBS = [
+  'join',
+  'combine',
   'convert',
   'turn',
   'repeat',
@@ -568,6 +571,10 @@ export function lemma(word: string): string {
  * ("last" is not a typo of "list", nor "sent" of "send").
  */
 const PROTECTED = new Set([
+  'name',
+  'names',
+  'same',
+  'sayings',
   'last',
   'lost',
   'least',
@@ -934,20 +941,74 @@ export function correctWord(word: string): string {
   if (short) return short;
   if (word.length < 4 || vocabulary.has(word) || PROTECTED.has(word) || FOREIGN_WORDS.has(word) || /[^a-z]/.test(word)) return word;
   // An inflected word ("named", "posting", "weekly") is a word of its own far more often than a typo.
-  if (/(?:ed|ing|ly|er|est|ers|ings)$/.test(word)) return word;
   if (vocabulary.has(lemma(word))) return word;
+  // An inflected word ("named", "posting", "weekly") is a word of its own far more often than a typo:
+  // it is corrected only into a word with the same ending ("caled" → "called", never "named" → "names").
+  const ending = /(?:ed|ing|ly|er|est|ers|ings)$/.exec(word)?.[0];
+  return closest(word, vocabulary, ending) ?? word;
+}
+
+/** The one word of `words` within the edit distance a word's length allows; a same-length word wins a tie. */
+function closest(word: string, words: Iterable<string>, ending?: string): string | undefined {
   const max = word.length >= 8 ? 2 : 1;
   let best: string | undefined;
-  let bestDistance = max + 1;
+  let bestKey = Infinity;
   let tie = false;
-  for (const v of vocabulary) {
+  for (const v of words) {
     if (v.includes(' ') || v.length < 3 || (v[0] !== word[0] && v[1] !== word[0])) continue;
+    if (ending && !v.endsWith(ending)) continue;
     const dist = editDistance(word, v, max);
-    if (dist < bestDistance) {
+    if (dist > max) continue;
+    const key = dist * 2 + (v.length === word.length ? 0 : 1);
+    if (key < bestKey) {
       best = v;
-      bestDistance = dist;
+      bestKey = key;
       tie = false;
-    } else if (dist === bestDistance) tie = true;
+    } else if (key === bestKey) tie = true;
   }
-  return best && !tie && bestDistance <= max ? best : word;
+  return tie ? undefined : best;
+}
+
+/** The words that mark where texts, names and numbers start: corrected before anything is cut out. */
+const MARKER_WORDS = [
+  'saying',
+  'called',
+  'named',
+  'titled',
+  'labels',
+  'label',
+  'labeled',
+  'issue',
+  'issues',
+  'pull',
+  'request',
+  'requests',
+  'subject',
+  'channel',
+  'between',
+  'saying:',
+  'message',
+  'body',
+];
+const MARKER_SHORTHAND: Record<string, string> = {
+  pul: 'pull',
+  btwn: 'between',
+  betwen: 'between',
+  sayin: 'saying',
+  caled: 'called',
+  calld: 'called',
+  titeld: 'titled',
+  subj: 'subject',
+};
+
+/** "snd an email to bob sayin hi" → "… saying hi": misspelt marker words fixed in the raw prompt, case kept elsewhere. */
+function fixMarkers(text: string): string {
+  return text.replace(/(?<![\p{L}⟦⟨#@/.])[\p{L}]{3,}(?![\p{L}⟧⟩@/])/gu, (w) => {
+    const lower = w.toLowerCase();
+    if (MARKER_WORDS.includes(lower)) return w;
+    const fixed =
+      MARKER_SHORTHAND[lower] ??
+      (lower.length >= 4 && !PROTECTED.has(lower) && !vocabulary.has(lower) ? closest(lower, MARKER_WORDS) : undefined);
+    return fixed ?? w;
+  });
 }
