@@ -4,7 +4,7 @@ import { fillInput } from './rules/fields.js';
 import { ACTION_WORDS, customHints, rankIntents, type Intent, type ToolEntry } from './rules/intents.js';
 import { forbiddenVerbs, missingInput, noMatch, refuseUpfront } from './rules/refusals.js';
 import { DELIVERIES, previousData, repetitions, slotsOf, type PlanState, type StepDraft } from './rules/slots.js';
-import { ENTITY, QUOTE, prepare, setVocabulary, type Clause, type Prepared } from './rules/text.js';
+import { ENTITY, QUOTE, prepare, setClauseVerbs, setKnownVerbs, setVocabulary, type Clause, type Prepared } from './rules/text.js';
 import type { PlanOutcome, Refusal, WorkflowStep } from './types.js';
 
 export interface RulesOptions {
@@ -38,6 +38,8 @@ function catalogOf(tools: readonly ToolDef[]): ToolEntry[] {
     ...Object.values(hints.actions).flatMap((a) => [...a.verbs, ...a.objects, ...(a.not ?? [])]),
   ]);
   setVocabulary(words.filter((w) => !w.startsWith('@')));
+  setClauseVerbs(entries.flatMap(({ hints }) => Object.values(hints.actions).flatMap((a) => a.verbs.map((v) => v.replace(/^\^/, '')))));
+  setKnownVerbs(ACTION_WORDS);
   return entries;
 }
 
@@ -209,6 +211,7 @@ function planClause(
       if (state.steps.length > MAX_PLANNED_STEPS) return undefined;
     }
   }
+  state.sourced = false;
   // The same write asked twice in other words is done once ("a step repeated that was asked once").
   if (times === 1 && copies === 1 && best.action.side_effect !== 'read') {
     const last = state.steps[state.steps.length - 1] as StepDraft;
@@ -307,6 +310,7 @@ function planSource(
     const slots = slotsOf(clause, state);
     const filled = fillInput(entry.tool, action, slots, add);
     const index = add({ tool: toolName, action: actionName, input: filled.input });
+    state.sourced = true;
     const noun = source.test.exec(canon)?.[0];
     if (noun && !noun.includes('⟦') && !noun.includes('⟨'))
       state.topic ??= `${noun.charAt(0).toUpperCase()}${noun.slice(1)}${state.repo ? ` of ${state.repo}` : ''}`;

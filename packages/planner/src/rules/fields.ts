@@ -89,7 +89,7 @@ function textOrBack(s: Slots, roles: readonly string[], verbs: readonly string[]
   if (last && /\bthe same (?:message|text|thing|note)\b/.test(s.clause.canon) && typeof last.input['text'] === 'string')
     return last.input['text'];
   const prev = previousData(s.state);
-  if (prev && (pointsBack(s.clause) || !leftover)) return referenceFor(s.clause, prev.index, prev.step);
+  if (prev && (pointsBack(s.clause) || !leftover || s.state.sourced)) return referenceFor(s.clause, prev.index, prev.step);
   if (!leftover) return undefined;
   const rest = leftoverText(s, verbs);
   if (rest) return rest;
@@ -228,11 +228,17 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
     if (/\bsquash/.test(s.clause.canon)) put('merge_method', 'squash');
     else if (/\brebase/.test(s.clause.canon)) put('merge_method', 'rebase');
   },
-  'github.search_repositories': (s, put) =>
-    put(
-      'query',
-      takeQuote(s, ['title', 'quoted', 'colon']) ?? aboutText(s, /\b(?:about|for|matching|related to|on|with|named|called)\s+(.+)$/i),
-    ),
+  'github.search_repositories': (s, put) => {
+    // "the repos in the acme org": GitHub's search syntax for an owner.
+    const org =
+      /\b(?:in|of|from|owned by|under)\s+(?:the\s+)?([A-Za-z0-9][\w.-]*)\s+(?:org|organization|organisation|account)\b|\b(?:org|organization)\s+([A-Za-z0-9][\w.-]*)/i.exec(
+        s.clause.raw.replace(QUOTE, ' '),
+      );
+    const owner = org?.[1] ?? org?.[2];
+    const words =
+      takeQuote(s, ['title', 'quoted', 'colon']) ?? aboutText(s, /\b(?:about|for|matching|related to|on|with|named|called)\s+(.+)$/i);
+    put('query', [words, owner ? `org:${owner}` : undefined].filter(Boolean).join(' ') || undefined);
+  },
   'github.create_repository': (s, put) => {
     const named =
       takeQuote(s, ['title', 'quoted']) ??
@@ -309,7 +315,9 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
     const prev = previousData(s.state);
     if (prev && `${prev.step.tool}.${prev.step.action}` === 'gmail.search_email') return put('message_id', ref(prev.index, 'items.0.id'));
     const from = entitiesOf(s, 'email')[0]?.value;
-    const named = /\bfrom\s+([\p{Lu}][\p{L}-]+)/u.exec(s.clause.raw)?.[1];
+    const named =
+      /\bfrom\s+([\p{Lu}][\p{L}-]+)/u.exec(s.clause.raw)?.[1] ??
+      /\b([\p{Lu}][\p{L}-]+)['’]s\s+(?:last|latest|recent|newest)?\s*(?:e-?mail|message|mail)/u.exec(s.clause.raw)?.[1];
     if (from || named || /\b(?:last|latest|recent|newest)\b/.test(s.clause.canon)) {
       const query = from ? `from:${from}` : named ? `from:${named}` : 'in:inbox';
       put('message_id', ref(add({ tool: 'gmail', action: 'search_email', input: { query, limit: 1 } }), 'items.0.id'));

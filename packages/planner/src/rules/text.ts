@@ -138,7 +138,7 @@ export function prepare(prompt: string): Prepared {
     .normalize('NFC')
     .replace(/[\u00a0\u2009\u202f]/g, ' ')
     .replace(/[ \t]+/g, ' ');
-  let masked = fixMarkers(maskQuotes(normal, quotes));
+  let masked = fixMarkers(maskQuotes(normal, quotes)).replace(/\b(squash|rebase)(?:\s+and|\s*&)\s+merge\b/gi, 'merge with $1');
   // "Append the following to page X:\n\nline 1\n\nline 2": the lines after an instruction ending in ':' are its text.
   const block = /^([^\n:]{2,300}):[ \t]*\n+([\s\S]+)$/u.exec(masked);
   if (block?.[1] && block[2]?.trim()) {
@@ -171,7 +171,6 @@ function escape(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-const VERB_HINT = /^(?:[\p{L}-]+)/u;
 const BODY_RE = new RegExp(
   `(^|[\\s,])(${[...BODY_MARKERS]
     .sort((a, b) => b.length - a.length)
@@ -254,8 +253,8 @@ function cutFreeTexts(segment: string, quotes: Quote[]): string {
  * a field's value ("board: acme, column: api"), a time ("at 10:30") or a header ("Accept: application/json").
  */
 function isColonText(before: string, after: string): boolean {
-  if (!/[#@/]|\b[0-9a-f]{16,}\b/i.test(before) && !CLAUSE_VERB_START.test(before) && !CLAUSE_VERB_ANY.test(before)) return false;
-  if (CLAUSE_VERB_START.test(after)) return false;
+  if (!/[#@/]|\b[0-9a-f]{16,}\b/i.test(before) && !CLAUSE_VERB_ANY.test(before)) return false;
+  if (INSTRUCTION_START.test(after)) return false;
   if (/^[^\s,]+\s*(?:,|$)/.test(after)) return false;
   if (/\b\d{1,2}$/.test(before) && /^\d{2}\b/.test(after)) return false;
   return !/\bheaders?\s+[\w-]+$/i.test(before);
@@ -382,12 +381,89 @@ const CLAUSE_VERBS = [
   'redacta',
   'fusiona',
 ];
-const CLAUSE_VERB_START = new RegExp(`^\\s*(?:please\\s+)?(?:${CLAUSE_VERBS.map(escape).join('|')})\\b`, 'iu');
-const CLAUSE_VERB_ANY = new RegExp(`\\b(?:${CLAUSE_VERBS.map(escape).join('|')})\\b`, 'iu');
-const CLAUSE_SPLIT = new RegExp(
-  `\\s*(?:,\\s*(?:and|et|und|y|also)|,|\\s+(?:and|et|und|y|also|plus))\\s+(?=(?:please\\s+)?(?:${CLAUSE_VERBS.map(escape).join('|')})\\b)(?!(?:label|tag)(?:s|ged|led|ed)?\\s+(?:as\\s+)?⟦)`,
-  'iu',
+/** The fixed list only: "…: call the bank" is a text, "note: post it to #eng" an instruction. */
+const INSTRUCTION_START = verbStart(
+  CLAUSE_VERBS.filter(
+    (v) =>
+      ![
+        'call',
+        'ship',
+        'make',
+        'check',
+        'book',
+        'read',
+        'look',
+        'set',
+        'open',
+        'turn',
+        'take',
+        'pick',
+        'count',
+        'join',
+        'log',
+        'save',
+        'record',
+        'write',
+      ].includes(v),
+  ),
 );
+let CLAUSE_VERB_ANY = verbAny(CLAUSE_VERBS);
+let CLAUSE_SPLIT = clauseSplit(CLAUSE_VERBS);
+
+function verbStart(verbs: readonly string[]): RegExp {
+  return new RegExp(`^\\s*(?:please\\s+)?(?:${verbs.map(escape).join('|')})\\b`, 'iu');
+}
+function verbAny(verbs: readonly string[]): RegExp {
+  return new RegExp(`\\b(?:${verbs.map(escape).join('|')})\\b`, 'iu');
+}
+function clauseSplit(verbs: readonly string[]): RegExp {
+  return new RegExp(
+    `\\s*(?:,\\s*(?:and|et|und|y|also)|,|\\s+(?:and|et|und|y|also|plus))\\s+(?=(?:please\\s+)?(?:${verbs.map(escape).join('|')})\\b)(?!(?:label|tag)(?:s|ged|led|ed)?\\s+(?:as\\s+)?⟦)`,
+    'iu',
+  );
+}
+
+/** Hint words that are verbs of questions or adjectives more often than the start of a new request. */
+const NOT_CLAUSE_STARTS = new Set([
+  'is',
+  'are',
+  'am',
+  'any',
+  'what',
+  'which',
+  'how',
+  'when',
+  'new',
+  'set',
+  'put',
+  'let',
+  'see',
+  'know',
+  'give',
+  'info',
+  'details',
+  'stars',
+  'status',
+  'how',
+  'total',
+  'number',
+  'keep',
+  'start',
+  'plan',
+  'open',
+  'note',
+  'log',
+  'record',
+  'tell',
+  'say',
+]);
+
+/** Every verb of the catalog's hints starts a clause too ("grab X, then …"), besides the list above. */
+export function setClauseVerbs(verbs: Iterable<string>): void {
+  const all = [...new Set([...CLAUSE_VERBS, ...[...verbs].filter((v) => /^[a-z][a-z-]{2,}$/.test(v) && !NOT_CLAUSE_STARTS.has(v))])];
+  CLAUSE_VERB_ANY = verbAny(all);
+  CLAUSE_SPLIT = clauseSplit(all);
+}
 
 function splitClauses(segment: string, lang: Lang): string[] {
   void lang;
@@ -916,6 +992,12 @@ const PROTECTED = new Set([
   'shame',
 ]);
 
+/** Verbs of requests the catalog cannot do ("lock", "star"): never "corrected" into one it can ("look"). */
+let KNOWN_VERBS: ReadonlySet<string> = new Set();
+export function setKnownVerbs(verbs: Iterable<string>): void {
+  KNOWN_VERBS = new Set(verbs);
+}
+
 /** Optimal string alignment distance (Levenshtein with adjacent transpositions), capped at `max + 1`. */
 export function editDistance(a: string, b: string, max = 2): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
@@ -939,7 +1021,15 @@ export function editDistance(a: string, b: string, max = 2): number {
 export function correctWord(word: string): string {
   const short = SHORTHAND[word];
   if (short) return short;
-  if (word.length < 4 || vocabulary.has(word) || PROTECTED.has(word) || FOREIGN_WORDS.has(word) || /[^a-z]/.test(word)) return word;
+  if (
+    word.length < 4 ||
+    vocabulary.has(word) ||
+    PROTECTED.has(word) ||
+    KNOWN_VERBS.has(word) ||
+    FOREIGN_WORDS.has(word) ||
+    /[^a-z]/.test(word)
+  )
+    return word;
   // An inflected word ("named", "posting", "weekly") is a word of its own far more often than a typo.
   if (vocabulary.has(lemma(word))) return word;
   // An inflected word ("named", "posting", "weekly") is a word of its own far more often than a typo:

@@ -264,6 +264,10 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
       { zone },
     );
   let start = place(dayOf, timeOf);
+  // "next Wednesday" said on a Wednesday is a week away, not today.
+  const nowLocal = DateTime.fromJSDate(now, { zone });
+  if (/\bnext\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/i.test(input) && start.hasSame(nowLocal, 'day'))
+    start = start.plus({ days: 7 });
   // A past day without a weekday or a date ("at 3pm" said at 5pm) means the next one.
   const nowInZone = DateTime.fromJSDate(now, { zone });
   if (!past && hasTime && start < nowInZone && !dayOf.isCertain('day') && !dayOf.isCertain('weekday')) start = start.plus({ days: 1 });
