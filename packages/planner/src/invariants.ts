@@ -1,6 +1,6 @@
 import { BUILT_IN_HINTS, findAction, findReferences, withoutReferencedFields, type ToolDef } from '@tes/catalog';
 import { compile, compileDynamic, describeErrors } from '@tes/contracts';
-import { customHints, entityKinds, hasTerm } from './rules/intents.js';
+import { customHints, entityKinds, hasTerm, usedAsVerb } from './rules/intents.js';
 import { forbiddenVerbs } from './rules/refusals.js';
 import { prepare } from './rules/text.js';
 import type { Refusal, WorkflowStep } from './types.js';
@@ -51,7 +51,7 @@ export function checkPlan(prompt: string, steps: readonly WorkflowStep[], tools:
       const has = (t: string) => hasTerm(clause, kinds, t, quote);
       const first = clause.words.find((w) => w !== 'please');
       const verb =
-        hints.verbs.some((v) => (v.startsWith('^') ? first === v.slice(1) : !forbidden.has(v) && has(v))) ||
+        hints.verbs.some((v) => (v.startsWith('^') ? first === v.slice(1) : !forbidden.has(v) && usedAsVerb(clause.words, v))) ||
         (hints.phrases?.some((p) => ` ${clause.phrase} `.includes(` ${p} `)) ?? false);
       // "… and close it": "it" is what an earlier step of the same tool acted on.
       const object = hints.objects.some(has) || (toolsBefore.has(step.tool) && /\b(?:it|them|this|that)\b/.test(clause.canon));

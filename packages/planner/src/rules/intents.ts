@@ -223,6 +223,38 @@ export function isQuestion(clause: Clause): boolean {
   return first !== undefined && QUESTION_WORDS.has(first);
 }
 
+const DETERMINERS = new Set([
+  'a',
+  'an',
+  'the',
+  'my',
+  'your',
+  'our',
+  'his',
+  'her',
+  'their',
+  'its',
+  'this',
+  'that',
+  'these',
+  'those',
+  'some',
+  'any',
+  'each',
+  'every',
+  'no',
+  'last',
+  'latest',
+  'new',
+  'first',
+]);
+
+/** A word that is also a noun ("an email", "the draft", "my schedule") counts as a verb only where no determiner precedes it. */
+export function usedAsVerb(words: readonly string[], verb: string): boolean {
+  if (verb.includes(' ')) return ` ${words.join(' ')} `.includes(` ${verb} `);
+  return words.some((w, i) => w === verb && !DETERMINERS.has(words[i - 1] ?? ''));
+}
+
 /** The actions the clause asks for, best first (ties kept: the caller decides what a tie means). */
 export function rankIntents(
   clause: Clause,
@@ -254,7 +286,7 @@ export function rankIntents(
       const h = hints.actions[action.name];
       if (!h) continue;
       // A verb marked "^" counts only as the clause's first word ("slack #ops: …", not "the Slack channel").
-      const verbs = h.verbs.filter((v) => (v.startsWith('^') ? firstWord === v.slice(1) : !ignore.has(v) && has(v)));
+      const verbs = h.verbs.filter((v) => (v.startsWith('^') ? firstWord === v.slice(1) : !ignore.has(v) && usedAsVerb(clause.words, v)));
       const phrase = h.phrases?.some((p) => ` ${clause.phrase} `.includes(` ${p} `) || ` ${clause.canon} `.includes(` ${p} `)) ?? false;
       // Without a verb, only a read that names what it reads ("the open PRs in acme/api?").
       if (verbs.length === 0 && !phrase && !(question && action.side_effect === 'read' && h.objects.length > 0)) continue;

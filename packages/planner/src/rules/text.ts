@@ -418,7 +418,7 @@ function verbAny(verbs: readonly string[]): RegExp {
 }
 function clauseSplit(verbs: readonly string[]): RegExp {
   return new RegExp(
-    `\\s*(?:,\\s*(?:and|et|und|y|also)|,|\\s+(?:and|et|und|y|also|plus))\\s+(?=(?:please\\s+)?(?:${verbs.map(escape).join('|')})\\b)(?!(?:label|tag)(?:s|ged|led|ed)?\\s+(?:as\\s+)?⟦)`,
+    `\\s*(?:,\\s*(?:and|et|und|y|also)|,|\\s+(?:and|et|und|y|also|plus))\\s+(?=(?:please\\s+|just\\s+|only\\s+|instead\\s+|rather\\s+)?(?:${verbs.map(escape).join('|')})\\b)(?!(?:label|tag)(?:s|ged|led|ed)?\\s+(?:as\\s+)?⟦)`,
     'iu',
   );
 }
@@ -509,7 +509,13 @@ function toClause(raw: string, lang: Lang): Clause {
     .replace(/\b(squash|rebase)(?:\s+and|\s*&)\s+merge\b/g, 'merge with $1')
     .replace(/\b(upper|lower) case\b/g, '$1case')
     .replace(/\bcan't\b/g, 'cannot');
-  const translated = translate(lower, lang).replace(/\bopen\b(.*?)\s*\bagain\b/, 'reopen$1');
+  const translated = translate(lower, lang)
+    // "would you mind opening an issue": the request is the verb after "mind".
+    .replace(/\b(mind|about|try|go ahead and|start)\s+([a-z]+?)(?:e)?ing\b/g, (m, lead: string, stem: string) => {
+      const verb = [stem, `${stem}e`, stem.replace(/(.)\1$/, '$1')].find((v) => vocabulary.has(v));
+      return verb ? `${lead} ${verb}` : m;
+    })
+    .replace(/\bopen\b(.*?)\s*\bagain\b/, 'reopen$1');
   const canon = translated
     .split(/(\s+)/)
     .map((t) => (/^\s+$/.test(t) ? t : correctToken(t)))
@@ -586,59 +592,45 @@ const EXTRA_VOCABULARY = [
   'hours',
 ];
 
-const IRREGULAR: Record<string, string> = {
-  // Markers of a name, never the verb they come from ("called" is not a call).
-  called: 'called',
-  named: 'named',
-  titled: 'titled',
-  labeled: 'labeled',
-  labelled: 'labeled',
-  tagged: 'tagged',
-  sent: 'send',
-  wrote: 'write',
-  written: 'write',
-  made: 'make',
-  told: 'tell',
-  said: 'say',
-  found: 'find',
-  got: 'get',
-  gotten: 'get',
-  shown: 'show',
-  put: 'put',
-  set: 'set',
-  read: 'read',
-  began: 'begin',
-  ran: 'run',
-  did: 'do',
-  done: 'do',
-  went: 'go',
-  gave: 'give',
-  given: 'give',
-  took: 'take',
-  taken: 'take',
-  brought: 'bring',
-  saw: 'see',
-  seen: 'see',
-  knew: 'know',
-  let: 'let',
-  shut: 'shut',
-};
+/**
+ * Words kept as they are: markers of a name ("called" is not a call), and past forms, which tell what
+ * happened ("I sent bob an email, find it") and never ask for the action.
+ */
+const AS_THEY_ARE = new Set([
+  'called',
+  'named',
+  'titled',
+  'labeled',
+  'labelled',
+  'tagged',
+  'sent',
+  'wrote',
+  'written',
+  'made',
+  'told',
+  'said',
+  'found',
+  'got',
+  'gotten',
+  'shown',
+  'did',
+  'done',
+  'went',
+  'gave',
+  'given',
+  'took',
+  'taken',
+  'brought',
+  'saw',
+  'seen',
+  'knew',
+]);
 
 /** The vocabulary word a form of it stands for ("closes", "closed", "closing" → close; "issues" stays when it is a word itself). */
 export function lemma(word: string): string {
-  if (vocabulary.has(word)) return word;
-  const irregular = IRREGULAR[word];
-  if (irregular) return irregular;
-  const candidates = [
-    word.replace(/ies$/, 'y'),
-    word.replace(/es$/, ''),
-    word.replace(/s$/, ''),
-    word.replace(/ed$/, ''),
-    word.replace(/d$/, ''),
-    word.replace(/ing$/, ''),
-    word.replace(/ing$/, 'e'),
-    word.replace(/(.)\1(?:ed|ing)$/, '$1'),
-  ];
+  if (vocabulary.has(word) || AS_THEY_ARE.has(word)) return word;
+  // Plurals only: a past form ("posted", "closed") tells what happened, it does not ask for it.
+  const candidates = [word.replace(/ies$/, 'y'), word.replace(/es$/, ''), word.replace(/s$/, '')];
   return candidates.find((c) => c !== word && vocabulary.has(c)) ?? word;
 }
 

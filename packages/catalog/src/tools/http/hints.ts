@@ -32,7 +32,8 @@ export const HTTP_HINTS: ToolHints = {
     post: {
       verbs: ['post', 'submit', 'send', 'push', 'trigger', 'notify', 'call', 'hit'],
       objects: ['@url'],
-      not: ['fetch', 'get', 'download'],
+      // A #channel or an address says where a "post" goes: Slack or email, not an HTTP POST.
+      not: ['fetch', 'get', 'download', '@channel', '@email', '@user'],
     },
   },
 };
