@@ -301,9 +301,12 @@ describe('fuzz: generated requests against the gateway', () => {
         Object.keys(j).join() === 'error' &&
         e !== undefined &&
         typeof e === 'object' &&
-        Object.keys(e).sort().join() === 'code,message' &&
+        // code and message always; a refusal of the planner adds its suggestion (and the missing inputs).
+        Object.keys(e).every((k) => ['code', 'message', 'suggestion', 'missing'].includes(k)) &&
         typeof e['code'] === 'string' &&
-        typeof e['message'] === 'string';
+        typeof e['message'] === 'string' &&
+        (e['suggestion'] === undefined || typeof e['suggestion'] === 'string') &&
+        (e['missing'] === undefined || (Array.isArray(e['missing']) && e['missing'].every((m) => typeof m === 'string')));
       if (!ok) bad.push(`not the error envelope: ${a.text.slice(0, 200)}`);
     }
     return bad;
