@@ -54,7 +54,9 @@ export function checkPlan(prompt: string, steps: readonly WorkflowStep[], tools:
         hints.verbs.some((v) => (v.startsWith('^') ? first === v.slice(1) : !forbidden.has(v) && usedAsVerb(clause.words, v))) ||
         (hints.phrases?.some((p) => ` ${clause.phrase} `.includes(` ${p} `)) ?? false);
       // "… and close it": "it" is what an earlier step of the same tool acted on.
-      const object = hints.objects.some(has) || (toolsBefore.has(step.tool) && /\b(?:it|them|this|that)\b/.test(clause.canon));
+      // What it acts on may come from an earlier step ("for each of the channels, post …").
+      const fromStep = findReferences(step.input).length > 0 && /\b(?:each|every|them|it|all)\b/.test(clause.canon);
+      const object = hints.objects.some(has) || fromStep || (toolsBefore.has(step.tool) && /\b(?:it|them|this|that)\b/.test(clause.canon));
       return verb && object && !(hints.not ?? []).some(has);
     });
     if (!asked)

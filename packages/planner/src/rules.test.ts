@@ -19,6 +19,11 @@ const refusal = (prompt: string) => {
 };
 
 describe('safety: a plan only does what was asked', () => {
+  it('reads a past action or a noun as what happened, not as a request', () => {
+    expect(actions("I sent an email to bob@x.com yesterday saying 'hi', can you find it?")).toEqual(['gmail.search_email']);
+    expect(refusal('Lock the conversation on issue 5 in acme/api').code).toBe('no_matching_tool');
+  });
+
   it('plans a draft as a draft, and nothing that sends, when the prompt says not to send', () => {
     const prompt = "Draft an email to team@acme.com with subject 'Q2 offsite' saying 'Agenda to follow', don't send it yet";
     expect(steps(prompt)).toEqual([
@@ -147,6 +152,26 @@ describe('free text, names and chains', () => {
         action: 'send_email',
         input: { to: ['board@acme.com'], subject: 'Board meeting March', body: '{{steps.1.output.text}}' },
       },
+    ]);
+  });
+
+  it('goes "for each" over named items and over a listing, each step acting on its own item', () => {
+    expect(steps('For each of a@x.io and b@x.io, send an email saying "hi" with subject "Hello"').map((x) => x.input['to'])).toEqual([
+      ['a@x.io'],
+      ['b@x.io'],
+    ]);
+    expect(steps('For each of the last 3 issues in acme/api, add the label "triage"')).toEqual([
+      { tool: 'github', action: 'list_issues', input: { owner: 'acme', repo: 'api', limit: 3 } },
+      ...[0, 1, 2].map((i) => ({
+        tool: 'github',
+        action: 'add_labels',
+        input: { issue_number: `{{steps.0.output.items.${i}.number}}`, labels: ['triage'], owner: 'acme', repo: 'api' },
+      })),
+    ]);
+    expect(steps("List the last 2 channels then post 'hello' to each of them").map((x) => x.input['channel'])).toEqual([
+      undefined,
+      '{{steps.0.output.items.0.name}}',
+      '{{steps.0.output.items.1.name}}',
     ]);
   });
 

@@ -4,7 +4,17 @@ import { fillInput } from './rules/fields.js';
 import { ACTION_WORDS, customHints, rankIntents, type Intent, type ToolEntry } from './rules/intents.js';
 import { forbiddenVerbs, missingInput, noMatch, refuseUpfront } from './rules/refusals.js';
 import { DELIVERIES, previousData, repetitions, slotsOf, type PlanState, type StepDraft } from './rules/slots.js';
-import { ENTITY, QUOTE, prepare, setClauseVerbs, setKnownVerbs, setVocabulary, type Clause, type Prepared } from './rules/text.js';
+import {
+  ENTITY,
+  QUOTE,
+  prepare,
+  setClauseVerbs,
+  setKnownVerbs,
+  setVocabulary,
+  toClause,
+  type Clause,
+  type Prepared,
+} from './rules/text.js';
 import type { PlanOutcome, Refusal, WorkflowStep } from './types.js';
 
 export interface RulesOptions {
@@ -150,6 +160,8 @@ function planClause(
   asked: Set<string>,
 ): Refusal | undefined {
   if (amendsPrevious(clause, prepared, state)) return undefined;
+  const each = forEach(clause, prepared, state);
+  if (each) return planEach(each, prepared, state, catalog, forbidden, missing, asked);
   const loop = numberLoop(clause);
   const hasQuote = /⟦\d+⟧/.test(clause.raw) || loop !== undefined;
   const intents = rankIntents(
@@ -252,6 +264,105 @@ function amendsPrevious(clause: Clause, prepared: Prepared, state: PlanState): b
     return true;
   }
   return false;
+}
+
+/** What a "for each" goes over: named items, or the items of a listing (planned first, or the step before). */
+type Each = { kind: 'items'; body: string; items: number[] } | { kind: 'listing'; body: string; list?: string; count: number };
+
+/** The field of a listed item a body step takes: an issue's or PR's number, a channel's name. */
+const ITEM_FIELDS: Record<string, string> = {
+  'github.list_issues': 'number',
+  'github.list_pull_requests': 'number',
+  'slack.list_channels': 'name',
+};
+const DEFAULT_LOOP_COUNT = 10;
+
+function forEach(clause: Clause, prepared: Prepared, state: PlanState): Each | undefined {
+  const raw = clause.raw.trim();
+  // "For each of a@x.io and b@x.io, send …", "for every repo in acme/api, acme/web and acme/cli, create …"
+  const items = /^for\s+(?:each|every)\s+(?:of\s+|[\p{L}]+\s+(?:in|of)\s+)?((?:⟨\d+⟩\s*(?:,|and|&)?\s*){2,})\s*,?\s*(.+)$/iu.exec(raw);
+  if (items?.[1] && items[2]) return { kind: 'items', body: items[2], items: [...items[1].matchAll(/⟨(\d+)⟩/g)].map((m) => Number(m[1])) };
+  // "For each of the last 5 issues in acme/api, add the label 'triage'"
+  const listing = /^for\s+(?:each|every)\s+(?:of\s+)?(.+?),\s*(.+)$/iu.exec(raw);
+  if (
+    listing?.[1] &&
+    listing[2] &&
+    /\b(?:issues?|prs?|pull requests?|channels?)\b/i.test(listing[1]) &&
+    !/^(?:number|integer)\b/i.test(listing[1])
+  ) {
+    const n = /\b(\d{1,3})\b/.exec(listing[1].replace(/⟨\d+⟩|⟦\d+⟧/g, ' '))?.[1];
+    const head = listing[1].replace(/^(?:the\s+)?/i, '').replace(/\b(issue|pr|pull request|channel)\b(?!s)/gi, '$1s');
+    return { kind: 'listing', body: listing[2], list: `list the ${head}`, count: n ? Number(n) : DEFAULT_LOOP_COUNT };
+  }
+  // "… then post 'hello' to each of them": over the listing before.
+  const last = previousData(state);
+  if (
+    last &&
+    ITEM_FIELDS[`${last.step.tool}.${last.step.action}`] &&
+    /\b(?:to|on|for|in)\s+each\s+(?:of\s+)?(?:them|those|these)\b/i.test(raw)
+  ) {
+    const limit = last.step.input['limit'];
+    return {
+      kind: 'listing',
+      body: raw.replace(/\s*\b(?:to|on|for|in)\s+each\s+(?:of\s+)?(?:them|those|these)\b/i, ''),
+      count: typeof limit === 'number' ? limit : DEFAULT_LOOP_COUNT,
+    };
+  }
+  void prepared;
+  return undefined;
+}
+
+function planEach(
+  each: Each,
+  prepared: Prepared,
+  state: PlanState,
+  catalog: readonly ToolEntry[],
+  forbidden: ReadonlySet<string>,
+  missing: { step: number; tool: string; action: string; field: string }[],
+  asked: Set<string>,
+): Refusal | undefined {
+  const quotes = new Set(state.usedQuotes);
+  if (each.kind === 'items') {
+    for (const id of each.items) {
+      const e = prepared.entities[id];
+      const prep = e?.kind === 'repo' ? 'in' : 'to';
+      state.usedQuotes = new Set(quotes);
+      const refusal = planClause(
+        toClause(`${each.body} ${prep} ⟨${id}⟩`, prepared.lang),
+        prepared,
+        state,
+        catalog,
+        forbidden,
+        missing,
+        asked,
+      );
+      if (refusal) return refusal;
+    }
+    return undefined;
+  }
+  if (each.list) {
+    const refusal = planClause(toClause(each.list, prepared.lang), prepared, state, catalog, forbidden, missing, asked);
+    if (refusal) return refusal;
+  }
+  const list = previousData(state);
+  const field = list ? ITEM_FIELDS[`${list.step.tool}.${list.step.action}`] : undefined;
+  if (!list || !field)
+    return {
+      code: 'unsupported_request',
+      message: '"For each" goes over issues, pull requests or channels that a listing finds; nothing before it lists those.',
+      suggestion: 'Name the listing, e.g. \'For each of the last 5 issues in acme/api, add the label "triage"\'',
+    };
+  list.step.input['limit'] = each.count;
+  // The body acts on "the issue" / "the channel" the loop gives it.
+  const body = toClause(`${each.body} ${field === 'name' ? 'to the channel' : 'on the issue'}`, prepared.lang);
+  for (let i = 0; i < each.count; i++) {
+    state.item = { step: list.index, index: i, field };
+    state.usedQuotes = new Set(quotes);
+    const refusal = planClause(body, prepared, state, catalog, forbidden, missing, asked);
+    delete state.item;
+    if (refusal) return refusal;
+  }
+  return undefined;
 }
 
 /** "For each number from 1 to 60, echo it". */

@@ -66,6 +66,7 @@ const GENERIC_TOOLS = new Set(['text', 'data', 'http']);
 type Put = (field: string, value: unknown) => void;
 
 function issueNumber(s: Slots, nouns: readonly string[]): number | string | undefined {
+  if (s.state.item?.field === 'number') return ref(s.state.item.step, `items.${s.state.item.index}.number`);
   const numbers = entitiesOf(s, 'number');
   const exact = numbers.find((n) => nouns.includes(n.noun ?? ''));
   const any = exact ?? numbers.find((n) => !n.noun) ?? numbers[0];
@@ -148,6 +149,7 @@ function person(s: Slots): string | undefined {
 }
 
 function channelName(s: Slots): string | undefined {
+  if (s.state.item?.field === 'name') return ref(s.state.item.step, `items.${s.state.item.index}.name`);
   const ch = entitiesOf(s, 'channel')[0]?.value;
   if (ch) return ch;
   const raw = s.clause.raw.replace(QUOTE, ' ');

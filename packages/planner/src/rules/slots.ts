@@ -26,6 +26,8 @@ export interface PlanState {
   /** "… in acme/api, then list the PRs" keeps the repo; same for a channel. */
   repo?: string;
   channel?: string;
+  /** Inside "for each" over a listing: the list step and the item this copy of the body acts on. */
+  item?: { step: number; index: number; field: string };
   /** A source this clause planned for its delivery ("post the agenda to #team"): the delivery carries it. */
   sourced?: boolean;
   /** What a delivery is about when it carries an earlier step's output (a page's title, "Issues of acme/api"): its default subject. */

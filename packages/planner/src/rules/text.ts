@@ -493,7 +493,7 @@ const PASSIVE: Record<string, string> = {
   archived: 'archive',
 };
 
-function toClause(raw: string, lang: Lang): Clause {
+export function toClause(raw: string, lang: Lang): Clause {
   const lower = raw
     .toLowerCase()
     .replace(/[’`]/g, "'")
