@@ -1,7 +1,7 @@
-import { BUILT_IN_HINTS, findAction, findReferences, withoutReferencedFields, type ToolDef } from '@tes/catalog';
+import { BUILT_IN_HINTS, findAction, findReferences, hasReference, withoutReferencedFields, type ToolDef } from '@tes/catalog';
 import { compile, compileDynamic, describeErrors } from '@tes/contracts';
 import { customHints, entityKinds, hasTerm, usedAsVerb } from './rules/intents.js';
-import { forbiddenVerbs } from './rules/refusals.js';
+import { forbiddenVerbs, refuseUpfront } from './rules/refusals.js';
 import { prepare } from './rules/text.js';
 import type { Refusal, WorkflowStep } from './types.js';
 
@@ -14,6 +14,10 @@ import type { Refusal, WorkflowStep } from './types.js';
  */
 export function checkPlan(prompt: string, steps: readonly WorkflowStep[], tools: readonly ToolDef[]): Refusal | undefined {
   if (steps.length === 0) return refuse('no_matching_tool', 'The plan has no step', 'Say what to do and with which service');
+  // What the request itself rules out (a trigger, text aimed at the planner, another service …), whoever plans it.
+  const upfront = refuseUpfront(prompt);
+  if (upfront) return upfront;
+  const said = normalize(prompt);
   const prepared = prepare(prompt);
   const clauses = prepared.segments.flat();
   const forbidden = forbiddenVerbs(clauses.map((c) => c.canon).join(' . '), prompt);
@@ -65,6 +69,19 @@ export function checkPlan(prompt: string, steps: readonly WorkflowStep[], tools:
         `${where} would ${def.side_effect === 'destructive' ? 'irreversibly change' : 'change'} something the request does not ask for`,
         'Say explicitly what should be created, sent or changed',
       );
+    // Where a write lands (a channel, a recipient, a repository, a page …) is named in the request or found by an earlier step.
+    for (const field of TARGET_FIELDS) {
+      const value = step.input[field];
+      for (const v of Array.isArray(value) ? value : [value]) {
+        if (v === undefined || v === null || hasReference(v)) continue;
+        if (!said.includes(normalize(String(v))))
+          return refuse(
+            'unsupported_request',
+            `${where} would act on ${field} "${String(v)}", which the request does not name`,
+            'Name every channel, person, repository and page to act on in the request',
+          );
+      }
+    }
     const fingerprint = JSON.stringify([step.tool, step.action, step.input]);
     if (seen.has(fingerprint) && !repeats)
       return refuse(
@@ -75,6 +92,33 @@ export function checkPlan(prompt: string, steps: readonly WorkflowStep[], tools:
     seen.add(fingerprint);
   }
   return undefined;
+}
+
+/** The inputs that say where a write lands. */
+const TARGET_FIELDS = [
+  'channel',
+  'to',
+  'cc',
+  'user',
+  'users',
+  'attendees',
+  'owner',
+  'repo',
+  'org',
+  'name',
+  'page_id',
+  'parent_id',
+  'database_id',
+  'issue_number',
+  'pull_number',
+  'message_id',
+  'url',
+  'calendar_id',
+];
+
+/** Lower case, letters and digits only: "#Eng-Standup" and "eng standup" compare equal, as do a UUID with and without dashes. */
+function normalize(text: string): string {
+  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
 }
 
 function refuse(code: Refusal['code'], message: string, suggestion: string): Refusal {

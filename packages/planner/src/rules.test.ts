@@ -77,6 +77,15 @@ describe('safety: a plan only does what was asked', () => {
     expect(checkPlan('List the open issues in acme/api', extra, BUILT_IN_TOOLS)?.message).toMatch(/step 1 \(gmail.send_email\)/);
   });
 
+  it('refuses a write that lands somewhere the request does not name (an extra channel, a recipient made up)', () => {
+    const extra = [
+      { tool: 'slack', action: 'post_message', input: { channel: 'all-hands', text: 'office closed' } },
+      { tool: 'slack', action: 'post_message', input: { channel: 'general', text: 'Done!' } },
+    ];
+    expect(checkPlan('announce in #all-hands that the office is closed', extra, BUILT_IN_TOOLS)?.message).toMatch(/channel "general"/);
+    expect(checkPlan('announce in #all-hands that the office is closed', extra.slice(0, 1), BUILT_IN_TOOLS)).toBeUndefined();
+  });
+
   it('refuses unknown actions, invalid inputs and references to later steps in any plan', () => {
     expect(checkPlan('x', [{ tool: 'github', action: 'delete_repo', input: {} }], BUILT_IN_TOOLS)?.code).toBe('no_matching_tool');
     expect(
