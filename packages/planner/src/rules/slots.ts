@@ -237,7 +237,7 @@ export function leftoverText(s: Slots, verbs: readonly string[]): string | undef
   if (/^(?:everyone|everybody|people|the team|them|all)$/i.test(words[0] ?? '') && /\bknow\b/i.test(words.join(' '))) words.shift();
   const lead = /^(?:(?:a|an|the|this|my|our)\s+)?(?:quick\s+|short\s+)?(?:message|note|msg|text|reminder|dm)\b\s*/i.exec(words.join(' '));
   if (lead) words.splice(0, lead[0].trim().split(/\s+/).length);
-  while (words.length > 0 && /^(?:know|that|saying|to|in|on|for|:)$/i.test((words[0] ?? '').replace(/[,:]$/, ''))) words.shift();
+  while (words.length > 0 && /^(?:know|that|saying|to|in|on|for|que|dass|:)$/i.test((words[0] ?? '').replace(/[,:]$/, ''))) words.shift();
   while (words.length > 0 && FILLER.has((words[words.length - 1] ?? '').toLowerCase())) words.pop();
   const text = words.join(' ').replace(/^[,:\s-]+|[,\s]+$/g, '');
   return text.length > 0 ? text : undefined;
