@@ -3,7 +3,7 @@ import { checkPlan } from './invariants.js';
 import { fillInput } from './rules/fields.js';
 import { ACTION_WORDS, customHints, rankIntents, type Intent, type ToolEntry } from './rules/intents.js';
 import { forbiddenVerbs, missingInput, noMatch, refuseUpfront } from './rules/refusals.js';
-import { DELIVERIES, previousData, repetitions, slotsOf, type PlanState, type StepDraft } from './rules/slots.js';
+import { DELIVERIES, POLITE, previousData, repetitions, slotsOf, type PlanState, type StepDraft } from './rules/slots.js';
 import {
   ENTITY,
   QUOTE,
@@ -53,36 +53,6 @@ function catalogOf(tools: readonly ToolDef[]): ToolEntry[] {
   return entries;
 }
 
-const POLITE = new Set([
-  'please',
-  'can',
-  'could',
-  'would',
-  'you',
-  'kindly',
-  'hey',
-  'hi',
-  'hello',
-  'i',
-  'need',
-  'want',
-  'like',
-  "i'd",
-  'id',
-  'to',
-  'go',
-  'ahead',
-  'and',
-  'also',
-  'just',
-  'quickly',
-  'now',
-  'then',
-  'ok',
-  'okay',
-  'so',
-]);
-
 function leadingVerb(clause: Clause): string | undefined {
   return clause.words.find((w) => !POLITE.has(w));
 }
@@ -115,12 +85,12 @@ export function planWithRules(prompt: string, options: RulesOptions = {}): PlanO
     .map((c) => c.canon)
     .join(' . ');
   const forbidden = forbiddenVerbs(allCanon, prompt);
-  const missing: { step: number; tool: string; action: string; field: string }[] = [];
-  const asked = new Set<string>();
+  const missing: Planning['missing'] = [];
+  const planning: Planning = { prepared, state, catalog, forbidden, missing, asked: new Set() };
 
   for (const clause of prepared.segments.flat()) {
     if (isNegated(clause)) continue;
-    const result = planClause(clause, prepared, state, catalog, forbidden, missing, asked);
+    const result = planClause(clause, planning);
     if (result) return refused(result);
     if (state.steps.length > MAX_PLANNED_STEPS) break;
   }
@@ -150,18 +120,24 @@ function unmaskRaw(clause: Clause, prepared: Prepared): string {
     });
 }
 
-function planClause(
-  clause: Clause,
-  prepared: Prepared,
-  state: PlanState,
-  catalog: readonly ToolEntry[],
-  forbidden: ReadonlySet<string>,
-  missing: { step: number; tool: string; action: string; field: string }[],
-  asked: Set<string>,
-): Refusal | undefined {
+/** What planning one prompt carries from clause to clause. */
+interface Planning {
+  prepared: Prepared;
+  state: PlanState;
+  catalog: readonly ToolEntry[];
+  /** Verbs the prompt forbids ("don't send it yet"). */
+  forbidden: ReadonlySet<string>;
+  /** Required inputs nothing filled, for the refusal. */
+  missing: { step: number; tool: string; action: string; field: string }[];
+  /** The writes planned so far: one asked twice in other words is planned once. */
+  asked: Set<string>;
+}
+
+function planClause(clause: Clause, p: Planning): Refusal | undefined {
+  const { prepared, state, catalog, forbidden, missing } = p;
   if (amendsPrevious(clause, prepared, state)) return undefined;
   const each = forEach(clause, prepared, state);
-  if (each) return planEach(each, prepared, state, catalog, forbidden, missing, asked);
+  if (each) return planEach(each, p);
   const loop = numberLoop(clause);
   const hasQuote = /⟦\d+⟧/.test(clause.raw) || loop !== undefined;
   const intents = rankIntents(
@@ -228,8 +204,8 @@ function planClause(
   if (times === 1 && copies === 1 && best.action.side_effect !== 'read') {
     const last = state.steps[state.steps.length - 1] as StepDraft;
     const fingerprint = JSON.stringify(last);
-    if (asked.has(fingerprint)) state.steps.pop();
-    asked.add(fingerprint);
+    if (p.asked.has(fingerprint)) state.steps.pop();
+    p.asked.add(fingerprint);
   }
   return undefined;
 }
@@ -312,36 +288,21 @@ function forEach(clause: Clause, prepared: Prepared, state: PlanState): Each | u
   return undefined;
 }
 
-function planEach(
-  each: Each,
-  prepared: Prepared,
-  state: PlanState,
-  catalog: readonly ToolEntry[],
-  forbidden: ReadonlySet<string>,
-  missing: { step: number; tool: string; action: string; field: string }[],
-  asked: Set<string>,
-): Refusal | undefined {
+function planEach(each: Each, p: Planning): Refusal | undefined {
+  const { prepared, state } = p;
   const quotes = new Set(state.usedQuotes);
   if (each.kind === 'items') {
     for (const id of each.items) {
       const e = prepared.entities[id];
       const prep = e?.kind === 'repo' ? 'in' : 'to';
       state.usedQuotes = new Set(quotes);
-      const refusal = planClause(
-        toClause(`${each.body} ${prep} ⟨${id}⟩`, prepared.lang),
-        prepared,
-        state,
-        catalog,
-        forbidden,
-        missing,
-        asked,
-      );
+      const refusal = planClause(toClause(`${each.body} ${prep} ⟨${id}⟩`, prepared.lang), p);
       if (refusal) return refusal;
     }
     return undefined;
   }
   if (each.list) {
-    const refusal = planClause(toClause(each.list, prepared.lang), prepared, state, catalog, forbidden, missing, asked);
+    const refusal = planClause(toClause(each.list, prepared.lang), p);
     if (refusal) return refusal;
   }
   const list = previousData(state);
@@ -358,7 +319,7 @@ function planEach(
   for (let i = 0; i < each.count; i++) {
     state.item = { step: list.index, index: i, field };
     state.usedQuotes = new Set(quotes);
-    const refusal = planClause(body, prepared, state, catalog, forbidden, missing, asked);
+    const refusal = planClause(body, p);
     delete state.item;
     if (refusal) return refusal;
   }
@@ -400,7 +361,7 @@ function planSource(
   state: PlanState,
   catalog: readonly ToolEntry[],
   add: (s: StepDraft) => number,
-  missing: { step: number; tool: string; action: string; field: string }[],
+  missing: Planning['missing'],
 ): void {
   const key = `${delivery.tool.name}.${delivery.action.name}`;
   // A literal text to send, or an earlier step to refer to, means there is no source to plan here.

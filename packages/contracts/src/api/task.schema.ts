@@ -157,17 +157,21 @@ export const traceStepSchema = {
 export type TraceStep = FromSchema<typeof traceStepSchema>;
 
 /** Which planner made a task's plan: `rules`, or `llm` with its model; `fallback_reason` when a configured model's plan was not used. */
-export const tracePlannerSchema = {
-  $id: 'TracePlanner',
+/** Which planner made a task's plan: in its trace, and on the messages that carry a plan. */
+export const plannerSchema = {
   type: 'object',
   properties: {
     name: { type: 'string', enum: ['rules', 'llm'] },
+    /** The model, when the LLM planner made the plan. */
     model: { type: 'string' },
+    /** Why the configured LLM planner's plan was not used. */
     fallback_reason: { type: 'string' },
   },
   required: ['name'],
   additionalProperties: false,
 } as const;
+
+export const tracePlannerSchema = { $id: 'TracePlanner', ...plannerSchema } as const;
 
 /** A step as planned (a test-mode task's preview): what it would do, with its side-effect class and the required inputs it lacks. */
 export const plannedStepSchema = {

@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { TASK_STATUSES, ENVIRONMENTS, taskErrorSchema, metadataSchema } from '../api/task.schema.js';
+import { TASK_STATUSES, ENVIRONMENTS, taskErrorSchema, metadataSchema, plannerSchema } from '../api/task.schema.js';
 import { progressDataSchema, waitingDataSchema } from '../api/webhook.schema.js';
 import { HTTP_METHODS, TOOL_NAME_PATTERN, toolManifestSchema, toolViewSchema } from '../api/tool.schema.js';
 import {
@@ -54,18 +54,7 @@ const nullableString = { anyOf: [{ type: 'string' }, { type: 'null' }] } as cons
 // ---- commands to the orchestrator (partitioned by account) ----
 
 /** Which planner made a plan (recorded with the task, shown in its trace). */
-export const plannerInfoSchema = {
-  type: 'object',
-  properties: {
-    name: { type: 'string', enum: ['rules', 'llm'] },
-    /** The model, when the LLM planner made the plan. */
-    model: { type: 'string' },
-    /** Why the configured LLM planner's plan was not used. */
-    fallback_reason: { type: 'string' },
-  },
-  required: ['name'],
-  additionalProperties: false,
-} as const;
+export const plannerInfoSchema = plannerSchema;
 export type PlannerInfoData = FromSchema<typeof plannerInfoSchema>;
 
 /** A checked plan, made outside the partition (the LLM planner) and attached to the task.create it hands back. */

@@ -242,7 +242,8 @@ export function leftoverText(s: Slots, verbs: readonly string[]): string | undef
   const text = words.join(' ').replace(/^[,:\s-]+|[,\s]+$/g, '');
   return text.length > 0 ? text : undefined;
 }
-const POLITE = new Set([
+/** Words of politeness and filler before a request's verb ("could you please …", "I'd like to …"). */
+export const POLITE: ReadonlySet<string> = new Set([
   'please',
   'can',
   'could',
@@ -258,6 +259,19 @@ const POLITE = new Set([
   'let',
   'hey',
   'hi',
+  'hello',
+  'i',
+  'need',
+  'want',
+  'like',
+  "i'd",
+  'id',
+  'to',
+  'now',
+  'then',
+  'ok',
+  'okay',
+  'so',
 ]);
 const VERBISH =
   /^(?:post|send|say|tell|notify|announce|share|write|ping|message|drop|let|inform|broadcast|echo|repeat|print|uppercase|lowercase|shout|dm|envoie|publie|poste|dis|sende|schicke|poste|sag|envía|manda|publica|di|dile)$/i;
