@@ -40,7 +40,11 @@ describe('LLM planner end to end (a slow scripted model)', () => {
       return { content: 'I am not sure what to do.' };
     });
     stack = await startStack({
-      env: { 'task-orchestrator': { LLM_BASE_URL: model.baseUrl, LLM_API_KEY: model.apiKey, LLM_MODEL: MODEL, LLM_TIMEOUT_MS: '15000' } },
+      env: {
+        'task-orchestrator': { LLM_BASE_URL: model.baseUrl, LLM_API_KEY: model.apiKey, LLM_MODEL: MODEL, LLM_TIMEOUT_MS: '15000' },
+        // With a model configured, the create's wait must cover the model's call.
+        gateway: { CREATE_TIMEOUT_MS: '20000' },
+      },
     });
     a = await admin(['accounts', 'create', '--name', 'llm-a'], stack.adminEnv);
     // B shares A's partition: were the model called inside the partition's turn, B would wait for it.

@@ -17,12 +17,13 @@ export const configSchema = {
     AMQP_NAMESPACE: { type: 'string', default: '' },
     REQUEST_TIMEOUT_MS: { type: 'integer', minimum: 100, default: 5000 },
     /**
-     * How long a create waits for the orchestrator's answer. It covers an LLM planner's call
-     * (the orchestrator's LLM_TIMEOUT_MS, 20 s by default) and the queues around it; the
-     * orchestrator gives the model only what is left of this wait, falling back to the rules
-     * planner in time. Keep it below IDEMPOTENCY_LEASE_MS.
+     * How long a create waits for the orchestrator's answer, then 503. The default answers as fast
+     * as any other request; with an LLM planner configured, raise it to cover the model's call
+     * (the orchestrator's LLM_TIMEOUT_MS, e.g. 25000 for its default 20 s): the orchestrator gives
+     * the model only what is left of this wait, falling back to the rules planner in time. Keep it
+     * below IDEMPOTENCY_LEASE_MS.
      */
-    CREATE_TIMEOUT_MS: { type: 'integer', minimum: 100, default: 25000 },
+    CREATE_TIMEOUT_MS: { type: 'integer', minimum: 100, default: 5000 },
     /**
      * Load shedding: while an account's oldest create still unanswered by the orchestrator was sent
      * longer ago than this, its new creates are answered 503 at once; 0 never sheds.
