@@ -1,4 +1,5 @@
 import { BUILT_IN_TOOLS, findAction } from '@tes/catalog';
+import fc from 'fast-check';
 import { checkPlan } from './invariants.js';
 import { planWithRules } from './rules.js';
 import type { PlanOutcome, WorkflowStep } from './types.js';
@@ -249,5 +250,52 @@ describe('other languages and typos', () => {
     const [step] = steps(prompt);
     expect(`${step?.tool}.${step?.action}`).toBe(action);
     expect(step?.input).toMatchObject(input);
+  });
+});
+
+describe('robustness', () => {
+  it('never throws on any text, and every plan it makes passes checkPlan', () => {
+    const pieces = [
+      'post ',
+      'send ',
+      'email ',
+      'to ',
+      'saying ',
+      'issue ',
+      'for each ',
+      'every ',
+      'then ',
+      'acme/api',
+      'bob@x.io',
+      'https://a.b/c',
+      'tomorrow ',
+      'at 3pm ',
+      'Europe/Berlin ',
+      'if so ',
+      'subject: ',
+      '#eng ',
+      'close ',
+      'draft ',
+      '"',
+      "'",
+      '«',
+      ':',
+      ',',
+      '\n',
+      '🙂',
+      'é',
+      '⟦0⟧',
+      '⟨1⟩',
+      '{"a":1}',
+      ' ',
+    ];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 40 }), (parts) => {
+        const prompt = parts.join('');
+        const outcome = planWithRules(prompt, { now });
+        return !outcome.ok ? outcome.refusal.suggestion.length > 0 : checkPlan(prompt, outcome.plan.steps, BUILT_IN_TOOLS) === undefined;
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
