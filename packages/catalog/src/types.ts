@@ -59,6 +59,11 @@ export interface ActionHints {
   phrases?: readonly string[];
   /** Words that rule it out ("draft" for send_email). */
   not?: readonly string[];
+  /**
+   * Nouns of things that already exist when the clause says "to the/my/tomorrow's <noun>": a create
+   * action does not add to them ("add bob@x.io to tomorrow's standup" is not a new event).
+   */
+  existing?: readonly string[];
 }
 
 export interface ToolHints {

@@ -23,6 +23,10 @@ describe('safety: a plan only does what was asked', () => {
   it('reads a past action or a noun as what happened, not as a request', () => {
     expect(actions("I sent an email to bob@x.com yesterday saying 'hi', can you find it?")).toEqual(['gmail.search_email']);
     expect(refusal('Lock the conversation on issue 5 in acme/api').code).toBe('no_matching_tool');
+    // Adding someone to an event that exists is not creating a new one; a repository's README is not its description.
+    expect(refusal("add bob@x.com to tomorrow's 3pm standup").code).toBe('no_matching_tool');
+    expect(refusal('Get the README of acme/api').code).toBe('no_matching_tool');
+    expect(actions('Add a meeting to my calendar tomorrow at 3pm')).toEqual(['google_calendar.create_event']);
   });
 
   it('plans a draft as a draft, and nothing that sends, when the prompt says not to send', () => {

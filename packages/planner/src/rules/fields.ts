@@ -438,8 +438,16 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
     const uuid = entitiesOf(s, 'uuid')[0]?.value;
     put('title', takeQuote(s, ['title', 'colon', 'quoted']));
     put('content', takeQuote(s, ['body']));
+    const parentNamed =
+      /\b(?:in|into|under|inside)\s+(?:the|my|our)\s+([\p{L}\p{N}][\p{L}\p{N} _-]{0,40}?)\s+(?:notion\s+)?(page|database|db)\b/iu.exec(
+        s.clause.raw.replace(QUOTE, ' '),
+      );
     if (uuid) put('parent_id', uuid);
-    else if (parentQuote)
+    else if (!parentQuote && parentNamed?.[1]) {
+      const kind = parentNamed[2]?.toLowerCase() === 'page' ? 'page' : 'database';
+      put('parent_id', ref(add({ tool: 'notion', action: 'search', input: { query: parentNamed[1], kind, limit: 1 } }), 'items.0.id'));
+      if (kind === 'page') put('parent_type', 'page');
+    } else if (parentQuote)
       put(
         'parent_id',
         ref(add({ tool: 'notion', action: 'search', input: { query: parentQuote, kind: parentKind, limit: 1 } }), 'items.0.id'),

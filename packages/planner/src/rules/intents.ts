@@ -255,6 +255,12 @@ export function usedAsVerb(words: readonly string[], verb: string): boolean {
   return words.some((w, i) => w === verb && !DETERMINERS.has(words[i - 1] ?? ''));
 }
 
+/** "add bob to tomorrow's standup", "invite ana to the 3pm meeting": something that exists, not a new one. */
+function addsToExisting(canon: string, nouns: readonly string[]): boolean {
+  const noun = nouns.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+  return new RegExp(`\\bto\\s+(?:the|my|our|this|that|today's|tomorrow's|[a-z]+'s)\\s+(?:[\\w:-]+\\s+){0,2}(?:${noun})\\b`).test(canon);
+}
+
 /** The actions the clause asks for, best first (ties kept: the caller decides what a tie means). */
 export function rankIntents(
   clause: Clause,
@@ -295,6 +301,7 @@ export function rankIntents(
       const viaContext = objects.length === 0 && context === tool.name && /\b(?:it|them|this|that)\b/.test(clause.canon);
       if (h.objects.length > 0 && objects.length === 0 && !phrase && !viaContext) continue;
       if (h.not?.some(has)) continue;
+      if (h.existing && addsToExisting(clause.canon, h.existing)) continue;
       if (question && action.side_effect !== 'read') continue;
       const leading = verbs.some((v) => v === firstWord) ? 3 : 0;
       const direct = directObject(clause.words, verbs, objects) ? 4 : 0;
