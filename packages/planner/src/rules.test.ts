@@ -189,6 +189,14 @@ describe('free text, names and chains', () => {
     ]);
   });
 
+  it('comments on each issue named, carries "the same" text, and does not post a description as a message', () => {
+    expect(steps("Please comment 'duplicate' on issues 4 and 5 in acme/api").map((x) => x.input['issue_number'])).toEqual([4, 5]);
+    expect(steps('Notify #ops that the backup failed and email oncall@acme.com the same')[1]?.input).toMatchObject({
+      body: 'the backup failed',
+    });
+    expect(refusal("Post today's weather to #random").code).toBe('missing_input');
+  });
+
   it('posts to each channel named', () => {
     expect(steps('Post "Standup in 5" to #eng, #ops and #design').map((s) => s.input['channel'])).toEqual(['eng', 'ops', 'design']);
   });

@@ -184,7 +184,10 @@ function planClause(clause: Clause, p: Planning): Refusal | undefined {
   if (DELIVERIES.has(key) || key === 'notion.create_page') planSource(clause, best, state, catalog, add, missing);
   const times = loop ? loop.to - loop.from + 1 : repetitions(clause);
   const channels = key === 'slack.post_message' ? channelsOf(clause, state) : [];
-  const copies = Math.max(1, channels.length);
+  // "comment 'dup' on issues 4 and 5": one step per number named.
+  const numbered = ['issue_number', 'pull_number'].find((f) => f in ((best.action.input as { properties?: object }).properties ?? {}));
+  const numbers = numbered && best.action.side_effect !== 'read' ? numbersOf(clause, state) : [];
+  const copies = Math.max(1, channels.length, numbers.length);
   for (let n = 0; n < Math.min(times, MAX_PLANNED_STEPS + 1); n++) {
     for (let c = 0; c < copies; c++) {
       const before = new Set(state.usedQuotes);
@@ -192,6 +195,10 @@ function planClause(clause: Clause, p: Planning): Refusal | undefined {
       const filled = fillInput(best.tool, best.action, slots, add);
       if (loop) filled.input['text'] = String(loop.from + n);
       if (channels.length > 1) filled.input['channel'] = channels[c];
+      if (numbers.length > 1 && numbered) {
+        filled.input[numbered] = numbers[c];
+        filled.missing = filled.missing.filter((f) => f !== numbered);
+      }
       const index = add({ tool: best.tool.name, action: best.action.name, input: filled.input });
       for (const field of filled.missing) missing.push({ step: index, tool: best.tool.name, action: best.action.name, field });
       // A repeated or copied step reads the same quotes again.
@@ -335,6 +342,18 @@ function numberLoop(clause: Clause): { from: number; to: number } | undefined {
   return to >= from ? { from, to: Math.min(to, from + MAX_PLANNED_STEPS) } : undefined;
 }
 
+function numbersOf(clause: Clause, state: PlanState): number[] {
+  const out: number[] = [];
+  for (const m of clause.raw.matchAll(ENTITY)) {
+    const e = state.entities[Number(m[1])];
+    if (e?.kind === 'number') out.push(Number(e.value));
+  }
+  // "issues 4 and 5": the numbers after the first are bare digits.
+  const more = /\b(?:issues|prs|pull requests|tickets)\s+#?(\d+)((?:\s*(?:,|and|&)\s*#?\d+)+)/i.exec(clause.raw);
+  if (more?.[1] && more[2]) for (const d of [more[1], ...(more[2].match(/\d+/g) ?? [])]) if (!out.includes(Number(d))) out.push(Number(d));
+  return out;
+}
+
 function channelsOf(clause: Clause, state: PlanState): string[] {
   const out: string[] = [];
   for (const m of clause.raw.matchAll(ENTITY)) {
@@ -374,7 +393,12 @@ function planSource(
     if (toolName === delivery.tool.name && !/^(?:list|search)/.test(actionName)) continue;
     if (source.action === 'http.fetch' && !state.entities.some((e, i) => e.kind === 'url' && clause.raw.includes(`⟨${i}⟩`))) continue;
     if (source.action === 'gmail.search_email' && key.startsWith('gmail.')) continue;
-    if (source.action === 'slack.list_channels' && key.startsWith('slack.')) continue;
+    // A source of the delivery's own tool is what the delivery acts on ("comment on issues 4 and 5"), except a list of channels.
+    if (
+      toolName === delivery.tool.name &&
+      !(source.action === 'slack.list_channels' && /\b(?:list of|all|my)\s+(?:\w+\s+)?channels\b/.test(canon))
+    )
+      continue;
     if (!source.test.test(canon)) continue;
     const entry = catalog.find((c) => c.tool.name === toolName);
     const action = entry?.tool.actions.find((a) => a.name === actionName);

@@ -93,6 +93,8 @@ function textOrBack(s: Slots, roles: readonly string[], verbs: readonly string[]
   if (prev && (pointsBack(s.clause) || !leftover || s.state.sourced)) return referenceFor(s.clause, prev.index, prev.step);
   if (!leftover) return undefined;
   const rest = leftoverText(s, verbs);
+  // "post today's weather to #random": a description of something to fetch, not a message.
+  if (rest && isDescription(rest)) return prev ? referenceFor(s.clause, prev.index, prev.step) : undefined;
   if (rest) return rest;
   return prev ? referenceFor(s.clause, prev.index, prev.step) : undefined;
 }
@@ -585,6 +587,8 @@ function fillEmail(s: Slots, put: Put): void {
   } else if (!body && rest.length >= 1) body = takeQuote(s, ['quoted']);
   else if (!subject && rest.length >= 1) subject = takeQuote(s, ['quoted']);
   const prev = previousData(s.state);
+  const last = s.state.steps[s.state.steps.length - 1];
+  if (body === undefined && /\bthe same\b/.test(s.clause.canon) && typeof last?.input['text'] === 'string') body = last.input['text'];
   if (body === undefined && prev) body = referenceFor(s.clause, prev.index, prev.step);
   if (!subject && body?.startsWith('{{') && prev) subject = s.state.topic ?? topicOf(prev.step);
   if (!subject) {
@@ -595,6 +599,16 @@ function fillEmail(s: Slots, put: Put): void {
   }
   put('subject', subject);
   put('body', body);
+}
+
+/** A noun phrase with no verb that starts with a determiner ("the agenda", "today's weather"): what to send, not the text. */
+function isDescription(text: string): boolean {
+  return (
+    /^(?:the|my|our|your|their|his|her|its|today's|tomorrow's|yesterday's|this|that|these|those|some)\b/i.test(text) &&
+    !/\b(?:is|are|was|were|will|has|have|had|can|should|must|need|needs|going|done|ready|live|down|up|out|back|over|broke|went|\w+ed|\w+n't)\b|\d/i.test(
+      text,
+    )
+  );
 }
 
 /** A subject for an email that carries an earlier step's output. */
