@@ -604,7 +604,7 @@ function fillEmail(s: Slots, put: Put): void {
 /** A noun phrase with no verb that starts with a determiner ("the agenda", "today's weather"): what to send, not the text. */
 function isDescription(text: string): boolean {
   return (
-    /^(?:the|my|our|your|their|his|her|its|today's|tomorrow's|yesterday's|this|that|these|those|some)\b/i.test(text) &&
+    /^(?:the|a|an|my|our|your|their|his|her|its|today's|tomorrow's|yesterday's|this|that|these|those|some)\b/i.test(text) &&
     !/\b(?:is|are|was|were|will|has|have|had|can|should|must|need|needs|going|done|ready|live|down|up|out|back|over|broke|went|\w+ed|\w+n't)\b|\d/i.test(
       text,
     )
