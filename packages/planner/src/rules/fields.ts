@@ -285,7 +285,9 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
       entitiesOf(s, 'channel')[0]?.value ??
       takeQuote(s, ['title', 'quoted']) ??
       /\bname\s+it\s+#?([\p{L}\p{N}_-]+)/iu.exec(bare)?.[1] ??
-      /\bchannel\s+(?:called\s+|named\s+)?([\p{L}\p{N}_-]+(?:\s+(?!for\b|with\b|and\b|to\b|in\b|on\b)[\p{L}\p{N}_-]+)*)/iu.exec(bare)?.[1];
+      /\bchannel\s+(?:called\s+|named\s+)?(?!(?:for|about|to|with|on|in|the|a|an)\b)([\p{L}\p{N}_-]+(?:\s+(?!for\b|with\b|and\b|to\b|in\b|on\b)[\p{L}\p{N}_-]+)*)/iu.exec(
+        bare,
+      )?.[1];
     if (name && !/^(?:for|called|named|in|on|with|the)$/i.test(name)) {
       const slug = name.replace(/^#/, '').trim().toLowerCase().replace(/\s+/g, '-');
       put('name', slug);

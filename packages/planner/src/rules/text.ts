@@ -161,10 +161,13 @@ export function prepare(prompt: string): Prepared {
 }
 
 function cleanEdges(s: string): string {
-  return s
-    .trim()
-    .replace(/^[,.:!?\s-]+|[,.!?\s]+$/gu, '')
-    .trim();
+  return (
+    s
+      .trim()
+      // A trailing "?" or "!" stays: it belongs to a message ("are you joining the retro?").
+      .replace(/^[,.:!?\s-]+|[,.\s]+$/gu, '')
+      .trim()
+  );
 }
 
 function escape(s: string): string {
