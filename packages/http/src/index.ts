@@ -4,3 +4,4 @@ export * from './errors.js';
 export * from './validate.js';
 export * from './ops.js';
 export * from './listen.js';
+export * from './client-address.js';

@@ -37,7 +37,10 @@ async function main(): Promise<void> {
   const views = new TaskViewRepository(mongo);
   const rateLimits = new RateLimitRepository(mongo);
   const idempotencyKeys = new IdempotencyRepository(mongo);
-  const dashboard = dashboardOptions(mongo, logger);
+  const trusted = config.TRUSTED_PROXIES.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const dashboard = dashboardOptions(mongo, logger, trusted);
   await ensureIndexes(mongo);
   const metrics = createMetrics(SERVICE);
   const broker = new Broker({
@@ -82,9 +85,6 @@ async function main(): Promise<void> {
   });
   const stopSweeper = startSweeper({ keys: idempotencyKeys, rateLimits, logger, intervalMs: config.SWEEP_INTERVAL_MS });
   const secure = https.createServer({ cert: tls.cert, key: tls.key }, api);
-  const trusted = config.TRUSTED_PROXIES.split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
   const plainApp = createPlainHttpApp(api, trusted, logger);
   const plain = http.createServer(plainApp);
   // An Expect other than 100-continue would get Node's bare 417; HTTP allows ignoring it,

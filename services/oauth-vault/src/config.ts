@@ -39,6 +39,10 @@ export const configSchema = {
     /** Default lifetime of a settings-page link made by the CLI. */
     SETTINGS_LINK_TTL_S: { type: 'integer', minimum: 60, default: 3600 },
     PREFETCH: { type: 'integer', minimum: 1, maximum: 1000, default: 32 },
+    /** Requests per minute per client address to the public pages (429 above); 0 turns the limit off. */
+    PUBLIC_RATE_LIMIT_PER_MINUTE: { type: 'integer', minimum: 0, default: 60 },
+    /** Comma-separated proxy addresses (or CIDRs) whose X-Forwarded-For names the client address. */
+    TRUSTED_PROXIES: { type: 'string', default: '' },
   },
   required: [
     'AMQP_URL',
@@ -61,6 +65,8 @@ export const configSchema = {
     'PROVIDER_TIMEOUT_MS',
     'SETTINGS_LINK_TTL_S',
     'PREFETCH',
+    'PUBLIC_RATE_LIMIT_PER_MINUTE',
+    'TRUSTED_PROXIES',
   ],
 } as const;
 

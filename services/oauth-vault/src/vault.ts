@@ -27,7 +27,8 @@ export type VaultConfig = Pick<
   | 'PROBE_INTERVAL_S'
   | 'LEASE_TTL_MS'
   | 'PROVIDER_TIMEOUT_MS'
->;
+> &
+  Partial<Pick<Config, 'PUBLIC_RATE_LIMIT_PER_MINUTE' | 'TRUSTED_PROXIES'>>;
 
 /**
  * VAULT_KEYS and VAULT_STATE_SECRET (or their _FILE forms). Required when NODE_ENV=production;
@@ -87,6 +88,11 @@ export function buildVault(o: BuildOptions): VaultDeps {
       leaseTtlMs: config.LEASE_TTL_MS,
       refreshAheadMs: config.REFRESH_AHEAD_S * 1000,
       probeIntervalMs: config.PROBE_INTERVAL_S * 1000,
+      ...(config.PUBLIC_RATE_LIMIT_PER_MINUTE !== undefined ? { publicRateLimitPerMinute: config.PUBLIC_RATE_LIMIT_PER_MINUTE } : {}),
+      trustedProxies: (config.TRUSTED_PROXIES ?? '')
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean),
     },
   };
 }

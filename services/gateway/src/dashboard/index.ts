@@ -1,28 +1,44 @@
 import type { Connection } from 'mongoose';
 import type express from 'express';
+import { clientAddressOf } from '@tes/http';
 import type { Logger } from '@tes/logger';
 import type { Broker } from '@tes/messaging';
 import type { AccountRepository } from '../store/account.repository.js';
 import type { TaskViewRepository } from '../store/task-view.repository.js';
 import { SessionKeys, sessionSecretFromEnv } from './session.js';
 import { OwnerRepository } from './store/owner.repository.js';
+import { DashboardSessionRepository } from './store/session.repository.js';
 import { UsageReader } from './store/usage.reader.js';
 
 /**
  * The account owners' dashboard, mounted by createApp under /dashboard on the HTTPS listener.
- * What it owns: the `owners` and `signin_failures` collections; everything else it reads or
+ * What it owns: the `owners`, `signin_failures` and `dashboard_sessions` collections; everything else it reads or
  * asks through the same repositories and messages as the API.
  */
 export interface DashboardOptions {
   owners: OwnerRepository;
   usage: UsageReader;
+  sessions: DashboardSessionRepository;
   /** DASHBOARD_SESSION_SECRET (or a per-process one in development). */
   sessionSecret: string;
+  /** TRUSTED_PROXIES: whose X-Forwarded-For names the client address the lock-out counts. */
+  trustedProxies: readonly string[];
 }
 
 /** Registers the dashboard's collections on the gateway's connection (call before ensureIndexes). */
-export function dashboardOptions(conn: Connection, logger: Logger, env: NodeJS.ProcessEnv = process.env): DashboardOptions {
-  return { owners: new OwnerRepository(conn), usage: new UsageReader(conn), sessionSecret: sessionSecretFromEnv(env, logger) };
+export function dashboardOptions(
+  conn: Connection,
+  logger: Logger,
+  trustedProxies: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): DashboardOptions {
+  return {
+    owners: new OwnerRepository(conn),
+    usage: new UsageReader(conn),
+    sessions: new DashboardSessionRepository(conn),
+    sessionSecret: sessionSecretFromEnv(env, logger),
+    trustedProxies,
+  };
 }
 
 /**
@@ -44,6 +60,8 @@ export function createDashboard(
         requestTimeoutMs: deps.requestTimeoutMs,
         owners: options.owners,
         usage: options.usage,
+        sessions: options.sessions,
+        clientAddress: clientAddressOf(options.trustedProxies),
         keys: new SessionKeys(options.sessionSecret),
       }),
     );

@@ -1,4 +1,4 @@
-import { FAILURE_WINDOW_MS, MAX_FAILURES, failureDelayMs, lockState, waitText } from './lockout.js';
+import { FAILURE_WINDOW_MS, MAX_ADDRESS_FAILURES, MAX_FAILURES, failureDelayMs, lockState, signInGate, waitText } from './lockout.js';
 
 describe('sign-in lock-out', () => {
   const now = new Date('2026-01-01T12:00:00.000Z');
@@ -25,6 +25,19 @@ describe('sign-in lock-out', () => {
 
   it('delays growing refusals: none for the first, then doubling to at most 4 s', () => {
     expect([1, 2, 3, 4, 5, 6, 9].map(failureDelayMs)).toEqual([0, 250, 500, 1000, 2000, 4000, 4000]);
+  });
+
+  it('locks the email for one address at 5 failures, and an address for every email at 20', () => {
+    const times = (n: number) => Array.from({ length: n }, (_, i) => ago((i + 1) * 1000));
+    expect(signInGate({ pair: times(4), address: times(19), emailCount: 30 }, now).lock).toBeNull();
+    expect(signInGate({ pair: times(5), address: times(5), emailCount: 5 }, now).lock?.scope).toBe('email');
+    expect(signInGate({ pair: [], address: times(MAX_ADDRESS_FAILURES), emailCount: 0 }, now).lock?.scope).toBe('address');
+  });
+
+  it('slows every attempt for an email that failed from anywhere, but never refuses it', () => {
+    const fresh = signInGate({ pair: [], address: [], emailCount: 1_000 }, now);
+    expect(fresh).toEqual({ lock: null, delayMs: 4000 });
+    expect(signInGate({ pair: [], address: [], emailCount: 0 }, now).delayMs).toBe(0);
   });
 
   it('says how long to wait', () => {

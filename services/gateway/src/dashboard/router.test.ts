@@ -8,6 +8,7 @@ import type { TaskViewRepository } from '../store/task-view.repository.js';
 import { createDashboard } from './index.js';
 import { hashPassword } from './password.js';
 import type { OwnerDoc, OwnerRepository } from './store/owner.repository.js';
+import type { DashboardSessionRepository } from './store/session.repository.js';
 import type { UsageReader } from './store/usage.reader.js';
 
 /**
@@ -19,18 +20,32 @@ describe('dashboard router', () => {
   const { logger } = memoryLogger('gateway');
   const PASSWORD = 'correct horse battery staple';
   let owner: OwnerDoc;
-  const failures: { email: string; at: Date }[] = [];
+  const failures: { email: string; address: string; at: Date }[] = [];
   const owners = {
     byEmail: async (email: string) => (email.trim().toLowerCase() === owner.email ? owner : null),
     byId: async (id: string) => (id === owner._id ? owner : null),
-    recentFailures: async (email: string) =>
-      failures
-        .filter((f) => f.email === email.toLowerCase())
-        .map((f) => f.at)
-        .reverse(),
-    recordFailure: async (email: string, at: Date) => void failures.push({ email: email.toLowerCase(), at }),
-    clearFailures: async (email: string) => void failures.splice(0, failures.length, ...failures.filter((f) => f.email !== email)),
+    recentFailures: async (email: string, address: string) => {
+      const times = (f: (x: (typeof failures)[number]) => boolean) =>
+        failures
+          .filter(f)
+          .map((x) => x.at)
+          .reverse();
+      return {
+        pair: times((f) => f.email === email.toLowerCase() && f.address === address),
+        address: times((f) => f.address === address),
+        emailCount: times((f) => f.email === email.toLowerCase()).length,
+      };
+    },
+    recordFailure: async (email: string, address: string, at: Date) => void failures.push({ email: email.toLowerCase(), address, at }),
+    clearFailures: async (email: string, address: string) =>
+      void failures.splice(0, failures.length, ...failures.filter((f) => f.email !== email || f.address !== address)),
   } as unknown as OwnerRepository;
+  const live = new Set<string>();
+  const sessions = {
+    create: async (sid: string) => void live.add(sid),
+    isActive: async (sid: string) => live.has(sid),
+    revoke: async (sid: string) => void live.delete(sid),
+  } as unknown as DashboardSessionRepository;
   const accounts = {
     account: async () => ({
       _id: 'acct_1',
@@ -61,7 +76,7 @@ describe('dashboard router', () => {
       '/dashboard',
       createDashboard(
         { broker: {} as Broker, accounts, views: {} as TaskViewRepository, logger, requestTimeoutMs: 1000 },
-        { owners, usage, sessionSecret: 'unit-test-session-secret-0123456789abcdef' },
+        { owners, usage, sessions, sessionSecret: 'unit-test-session-secret-0123456789abcdef', trustedProxies: [] },
       ),
     );
     server = http.createServer(app);

@@ -14,6 +14,8 @@ import {
   type WebhookGetReply,
   type WebhookRotateReply,
 } from '@tes/contracts';
+import type { IncomingMessage } from 'node:http';
+import { addressKey } from '@tes/http';
 import type { Logger } from '@tes/logger';
 import { BrokerUnavailableError, RequestTimeoutError, type Broker } from '@tes/messaging';
 import type { AccountRepository } from '../store/account.repository.js';
@@ -23,7 +25,7 @@ import { ASSET_VERSION, DASHBOARD_CSS, ICON_SVG } from './assets.js';
 import { html } from './html.js';
 import { createKey, listKeys, revokeKey, rotateKey } from './keys.js';
 import { href, type DashCtx, type Flash, type Tab } from './layout.js';
-import { failureDelayMs, lockState, waitText } from './lockout.js';
+import { MAX_FAILURES, lockState, signInGate, waitText } from './lockout.js';
 import { decoyHash, verifyPassword } from './password.js';
 import {
   PRESESSION_COOKIE,
@@ -38,6 +40,7 @@ import {
   type SessionKeys,
 } from './session.js';
 import { EMAIL_PATTERN, type OwnerRepository } from './store/owner.repository.js';
+import type { DashboardSessionRepository } from './store/session.repository.js';
 import type { UsageReader } from './store/usage.reader.js';
 import { connectionsPage } from './pages/connections.page.js';
 import { errorPage } from './pages/error.page.js';
@@ -53,6 +56,9 @@ export interface DashboardDeps {
   views: TaskViewRepository;
   owners: OwnerRepository;
   usage: UsageReader;
+  sessions: DashboardSessionRepository;
+  /** The client's address (the socket's, or X-Forwarded-For from a trusted proxy). */
+  clientAddress: (req: IncomingMessage) => string;
   keys: SessionKeys;
   logger: Logger;
   requestTimeoutMs: number;
@@ -193,6 +199,8 @@ export function dashboardRouter(deps: DashboardDeps): express.Router {
     if (!claims) return null;
     const owner = await deps.owners.byId(claims.sub);
     if (!owner || owner.account_id !== claims.acct || passwordFingerprint(owner.password_hash) !== claims.pwd) return null;
+    // Signed out (or expired) server-side: a copy of the cookie is refused too.
+    if (!(await deps.sessions.isActive(claims.sid, owner._id))) return null;
     const account = await deps.accounts.account(owner.account_id);
     if (!account) return null;
     if (account.status !== 'active') return { disabled: true };
@@ -226,37 +234,43 @@ export function dashboardRouter(deps: DashboardDeps): express.Router {
       return again(401, { kind: 'err', title: 'Email or password is incorrect.' });
     }
     const now = new Date();
-    const recent = await deps.owners.recentFailures(email, now);
-    const lock = lockState(recent, now);
-    if (lock.locked && lock.retryAt) {
-      res.setHeader('Retry-After', String(Math.max(1, Math.ceil((lock.retryAt.getTime() - now.getTime()) / 1000))));
+    const address = addressKey(deps.clientAddress(req));
+    const recent = await deps.owners.recentFailures(email, address, now);
+    const gate = signInGate(recent, now);
+    if (gate.lock) {
+      const { retryAt, scope } = gate.lock;
+      res.setHeader('Retry-After', String(Math.max(1, Math.ceil((retryAt.getTime() - now.getTime()) / 1000))));
       return again(429, {
         kind: 'err',
-        title: 'Too many failed sign-ins for this email.',
-        text: ` Sign-in is locked for ${waitText(lock.retryAt, now)}.`,
+        title: scope === 'email' ? 'Too many failed sign-ins for this email.' : 'Too many failed sign-ins from your network.',
+        text: ` Sign-in is locked for ${waitText(retryAt, now)}.`,
       });
     }
+    // The back-off waits before the password is checked, whatever its outcome: the delay says nothing.
+    await sleep(gate.delayMs);
     const owner = await deps.owners.byEmail(email);
     const ok = (await verifyPassword(password, owner?.password_hash ?? (await decoyHash()))) && owner !== null;
     if (!ok || !owner) {
-      await deps.owners.recordFailure(email, now);
-      const failures = [now, ...recent];
-      await sleep(failureDelayMs(failures.length));
-      const after = lockState(failures, now);
+      await deps.owners.recordFailure(email, address, now);
+      const failures = [now, ...recent.pair];
+      const after = lockState(failures, now, MAX_FAILURES);
       deps.logger.info('dashboard sign-in refused', { failures_in_window: failures.length, locked: after.locked });
       return again(401, {
         kind: 'err',
         title: 'Email or password is incorrect.',
         text:
-          after.locked && after.retryAt ? ` Too many failures: sign-in for this email is locked for ${waitText(after.retryAt, now)}.` : '',
+          after.locked && after.retryAt
+            ? ` Too many failures: sign-in for this email from your address is locked for ${waitText(after.retryAt, now)}.`
+            : '',
       });
     }
     const account = await deps.accounts.account(owner.account_id);
     if (!account || account.status !== 'active') {
       return again(403, { kind: 'err', title: 'This account is disabled.', text: ' Contact your operator.' });
     }
-    await deps.owners.clearFailures(email);
-    const { token } = deps.keys.issue({ sub: owner._id, acct: owner.account_id, pwd: passwordFingerprint(owner.password_hash) });
+    await deps.owners.clearFailures(email, address);
+    const { token, sid } = deps.keys.issue({ sub: owner._id, acct: owner.account_id, pwd: passwordFingerprint(owner.password_hash) });
+    await deps.sessions.create(sid, owner._id, owner.account_id, SESSION_TTL_S);
     res.append('Set-Cookie', hostCookie(SESSION_COOKIE, token, { maxAgeS: SESSION_TTL_S }));
     deps.logger.info('dashboard sign-in', { owner_id: owner._id, account_id: owner.account_id });
     redirect(res, href('/keys'));
@@ -275,6 +289,7 @@ export function dashboardRouter(deps: DashboardDeps): express.Router {
     }
     const env = envOf(req.method === 'POST' ? bodyField(req, 'env') || queryField(req, 'env') : queryField(req, 'env'));
     res.locals['dash'] = { ...s.ctx, env } satisfies DashCtx;
+    res.locals['sid'] = s.sid;
     if (req.method === 'POST' && !deps.keys.checkCsrf(sessionBinding(s.sid), bodyField(req, '_csrf'))) {
       deps.logger.warn('dashboard form refused: bad or missing CSRF token', { path: req.path, owner_id: s.ctx.owner._id });
       throw new DashError(
@@ -286,7 +301,8 @@ export function dashboardRouter(deps: DashboardDeps): express.Router {
     next();
   });
 
-  router.post('/sign-out', (_req, res) => {
+  router.post('/sign-out', async (_req, res) => {
+    await deps.sessions.revoke(res.locals['sid'] as string);
     res.append('Set-Cookie', clearCookie(SESSION_COOKIE));
     redirect(res, href('/sign-in', { done: 'signed_out' }));
   });

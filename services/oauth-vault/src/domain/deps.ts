@@ -19,6 +19,10 @@ export interface VaultSettings extends Schedule {
   refreshMarginMs: number;
   /** Lifetime of write/refresh leases (LEASE_TTL_MS). */
   leaseTtlMs: number;
+  /** PUBLIC_RATE_LIMIT_PER_MINUTE: requests per client address to the public pages (0: no limit; default 60). */
+  publicRateLimitPerMinute?: number;
+  /** TRUSTED_PROXIES: whose X-Forwarded-For names the client address. */
+  trustedProxies?: readonly string[];
 }
 
 /** Everything the use cases need; built once in main.ts (or a test). */

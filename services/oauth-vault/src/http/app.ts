@@ -2,6 +2,7 @@ import express, { type ErrorRequestHandler, type RequestHandler } from 'express'
 import { requestId } from '@tes/http';
 import type { VaultDeps } from '../domain/deps.js';
 import { messagePage } from './pages.js';
+import { publicRateLimit } from './rate-limit.js';
 import { oauthCallbackRoute } from './routes/oauth-callback.route.js';
 import { oauthStartRoute } from './routes/oauth-start.route.js';
 import { settingsPageRoute, settingsReconnectRoute, settingsRevokeRoute } from './routes/settings.route.js';
@@ -26,6 +27,7 @@ export function createApp(deps: VaultDeps): express.Express {
   app.set('trust proxy', false);
   app.use(requestId());
   app.use(securityHeaders);
+  app.use(publicRateLimit(deps.settings));
   app.get('/oauth/start/:id', oauthStartRoute(deps));
   app.get('/oauth/callback', oauthCallbackRoute(deps));
   app.get('/settings', settingsPageRoute(deps));

@@ -1,7 +1,7 @@
 import { Schema, type Connection } from 'mongoose';
 import { newId } from '@tes/contracts';
 import { isDuplicateKey } from '@tes/store';
-import { FAILURE_WINDOW_MS, MAX_FAILURES } from '../lockout.js';
+import { DELAY_SATURATES_AT, FAILURE_WINDOW_MS, MAX_ADDRESS_FAILURES, MAX_FAILURES, type RecentFailures } from '../lockout.js';
 
 /** An account owner: signs in to the dashboard. Created by the operator CLI (`owners create`). */
 export interface OwnerDoc {
@@ -14,10 +14,12 @@ export interface OwnerDoc {
   created_at: Date;
 }
 
-/** One failed sign-in: an insert, counted per email over the lock-out window. */
+/** One failed sign-in: an insert, counted per email and client address over the lock-out window. */
 export interface SignInFailureDoc {
   _id: string;
   email: string;
+  /** The client address as counted (addressKey: IPv4, or an IPv6 /64). */
+  address: string;
   at: Date;
 }
 
@@ -28,8 +30,10 @@ const ownerSchema = new Schema<OwnerDoc>(
 ownerSchema.index({ email: 1 }, { unique: true });
 ownerSchema.index({ account_id: 1 });
 
-const failureSchema = new Schema<SignInFailureDoc>({ _id: String, email: String, at: Date }, { versionKey: false });
+const failureSchema = new Schema<SignInFailureDoc>({ _id: String, email: String, address: String, at: Date }, { versionKey: false });
 failureSchema.index({ email: 1, at: -1 });
+failureSchema.index({ email: 1, address: 1, at: -1 });
+failureSchema.index({ address: 1, at: -1 });
 failureSchema.index({ at: 1 });
 
 export const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
@@ -84,19 +88,24 @@ export class OwnerRepository {
     return this.owners.findById(id).lean<OwnerDoc>().exec();
   }
 
-  /** Times of this email's failures within the window, newest first (enough to decide a lock). */
-  async recentFailures(email: string, now = new Date()): Promise<Date[]> {
-    const rows = await this.failures
-      .find({ email: normalizeEmail(email), at: { $gt: new Date(now.getTime() - FAILURE_WINDOW_MS) } }, { at: 1 })
-      .sort({ at: -1 })
-      .limit(MAX_FAILURES)
-      .lean<SignInFailureDoc[]>()
-      .exec();
-    return rows.map((r) => new Date(r.at));
+  /** The failures within the window that decide an attempt of `email` from `address` (see lockout.ts). */
+  async recentFailures(email: string, address: string, now = new Date()): Promise<RecentFailures> {
+    const since = { $gt: new Date(now.getTime() - FAILURE_WINDOW_MS) };
+    const e = normalizeEmail(email);
+    const times = async (filter: object, limit: number): Promise<Date[]> => {
+      const rows = await this.failures.find(filter, { at: 1 }).sort({ at: -1 }).limit(limit).lean<SignInFailureDoc[]>().exec();
+      return rows.map((r) => new Date(r.at));
+    };
+    const [pair, byAddress, byEmail] = await Promise.all([
+      times({ email: e, address, at: since }, MAX_FAILURES),
+      times({ address, at: since }, MAX_ADDRESS_FAILURES),
+      times({ email: e, at: since }, DELAY_SATURATES_AT),
+    ]);
+    return { pair, address: byAddress, emailCount: byEmail.length };
   }
 
-  async recordFailure(email: string, now = new Date()): Promise<void> {
-    await this.failures.collection.insertOne({ _id: newId('sif'), email: normalizeEmail(email), at: now } as never);
+  async recordFailure(email: string, address: string, now = new Date()): Promise<void> {
+    await this.failures.collection.insertOne({ _id: newId('sif'), email: normalizeEmail(email), address, at: now } as never);
     // No TTL index on FerretDB v1: old failures are deleted in code, at most once a minute per process.
     if (now.getTime() - this.lastSweep > 60_000) {
       this.lastSweep = now.getTime();
@@ -104,8 +113,11 @@ export class OwnerRepository {
     }
   }
 
-  /** A successful sign-in forgets the email's failures. */
-  async clearFailures(email: string): Promise<void> {
-    await this.failures.collection.deleteMany({ email: normalizeEmail(email) });
+  /**
+   * A successful sign-in forgets the email's failures from that address only: an owner who signs
+   * in does not lift the lock an attacker's address earned for the same email.
+   */
+  async clearFailures(email: string, address: string): Promise<void> {
+    await this.failures.collection.deleteMany({ email: normalizeEmail(email), address });
   }
 }
