@@ -100,7 +100,8 @@ main().catch((err: unknown) => {
     process.stderr.write(`${SERVICE}: ${err.message}\n`);
     process.exit(1);
   }
-  const text = err instanceof VaultConfigError || err instanceof KeyRingError ? err.message : err instanceof Error ? err.stack : String(err);
+  const text =
+    err instanceof VaultConfigError || err instanceof KeyRingError ? err.message : err instanceof Error ? err.stack : String(err);
   process.stderr.write(`${SERVICE}: failed to start: ${text}\n`);
   process.exit(1);
 });

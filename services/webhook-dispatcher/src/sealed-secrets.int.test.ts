@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import mongoose from 'mongoose';
 import { KeyRing } from '@tes/sealing';
-import { MONGO_URL, memoryLogger, startReceiver, waitFor, type ReceivedRequest } from '@tes/testing';
+import { MONGO_URL, memoryLogger, startReceiver, waitFor } from '@tes/testing';
 import { startDispatcher } from './app.js';
 import { setEndpoint } from './domain/manage-endpoint.use-case.js';
 import { rotateSecret } from './domain/manage-secrets.use-case.js';
@@ -50,7 +50,7 @@ describe('sealed webhook secrets', () => {
     const first = await h.configure('acc_sealed', 'test', receiver.url);
     const rotated = await rotateSecret(h.dispatcher.repos.secrets, 'acc_sealed', 'test', 24);
     await h.publish(taskEvent('completed', { task: 'task_sealed', account: 'acc_sealed', version: 1 }));
-    const req = (await delivered('task_sealed')) as ReceivedRequest;
+    const req = await delivered('task_sealed');
     // Signing uses the opened secrets: the new one and, within the grace period, the previous one.
     expect((req.headers['x-service-signature'] as string).split(',')).toEqual([
       hexHmac(rotated.webhook_secret, req.rawBody),
@@ -82,16 +82,14 @@ describe('sealed webhook secrets', () => {
     expect(doc?.['sealed']).toMatch(/^v1\.dev\./);
 
     await h.publish(taskEvent('completed', { task: 'task_legacy', account: 'acc_legacy', version: 1 }));
-    const req = (await delivered('task_legacy')) as ReceivedRequest;
+    const req = await delivered('task_legacy');
     expect(req.headers['x-service-signature']).toBe(hexHmac(legacy, req.rawBody));
   });
 
   it('competing replicas reading one plaintext secret get the same value and leave one sealed form', async () => {
     const legacy = await insertLegacy('acc_race');
     const second = h.replicas[1] ?? (await h.addReplica());
-    const reads = await Promise.all(
-      [h.dispatcher, second, h.dispatcher, second].map((d) => d.repos.secrets.latest('acc_race', 'test', 1)),
-    );
+    const reads = await Promise.all([h.dispatcher, second, h.dispatcher, second].map((d) => d.repos.secrets.latest('acc_race', 'test', 1)));
     expect(reads.map((r) => r[0]?.secret)).toEqual([legacy, legacy, legacy, legacy]);
     const doc = await raw().findOne({ _id: 'acc_race:test:1' as never });
     expect(doc).not.toHaveProperty('secret');

@@ -67,7 +67,12 @@ export class SecretRepository {
 
   /** The newest versions first (two are enough to sign during a grace period), opened. */
   async latest(accountId: string, environment: Environment, limit = 2): Promise<SecretDoc[]> {
-    const docs = await this.model.find({ account_id: accountId, environment }).sort({ version: -1 }).limit(limit).lean<StoredSecret[]>().exec();
+    const docs = await this.model
+      .find({ account_id: accountId, environment })
+      .sort({ version: -1 })
+      .limit(limit)
+      .lean<StoredSecret[]>()
+      .exec();
     return Promise.all(docs.map((d) => this.open(d)));
   }
 
