@@ -5,7 +5,7 @@
 // the values. Each environment is taken as the container sees it: the image's own ENV (deploy/Dockerfile
 // sets NODE_ENV=production) under the file's variables. With NODE_ENV=production a service must get
 // the secrets it refuses to start without (PRODUCTION_SECRETS): the gateway's dashboard session
-// secret, the vault's key ring and state secret.
+// secret, the vault's key ring and state secret, the dispatcher's key ring.
 // Input: the JSON files written by `validate compose|k8s -env-out`.
 // Usage: node deploy/tools/check-env.cjs ENV.json...   Exit 1 on any problem, 2 if not built.
 // CommonJS that imports the services' ESM builds with import().
@@ -41,6 +41,8 @@ const PRODUCTION_SECRETS = {
     { name: 'VAULT_KEYS', file: true },
     { name: 'VAULT_STATE_SECRET', file: true },
   ],
+  // services/webhook-dispatcher/src/secret-keys.ts
+  'webhook-dispatcher': [{ name: 'WEBHOOK_SECRET_KEYS', file: true }],
 };
 
 /**

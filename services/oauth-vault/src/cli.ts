@@ -6,7 +6,7 @@ import { connectMongo, ensureIndexes } from '@tes/store';
 import { cliConfigSchema, publicBaseUrl, type CliConfig } from './config.js';
 import { resealedDoc } from './domain/connection-docs.js';
 import { resealedProviderDoc } from './domain/custom-provider-docs.js';
-import { KeyRing } from './domain/key-ring.js';
+import { KeyRing, KeyRingError } from '@tes/sealing';
 import { readSecret, VaultConfigError } from './domain/secrets.js';
 import { TokenSigner } from './domain/signed-tokens.js';
 import { toView } from './domain/revoke-connection.use-case.js';
@@ -124,7 +124,7 @@ interface Store {
 async function withStore<T>(config: CliConfig, fn: (store: Store, ring: KeyRing) => Promise<T>): Promise<T> {
   const keys = readSecret(process.env, 'VAULT_KEYS');
   if (!keys) throw new UsageError('VAULT_KEYS (or VAULT_KEYS_FILE) must be set: the key ring the tokens are sealed with');
-  const ring = KeyRing.parse(keys);
+  const ring = KeyRing.parse(keys, 'VAULT_KEYS');
   const logger = createLogger({ service: 'oauth-vault-cli', level: 'error' });
   const mongo = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
   try {
@@ -159,7 +159,7 @@ main(process.argv.slice(2)).then(
     process.exit(0);
   },
   (err: unknown) => {
-    const known = err instanceof UsageError || err instanceof VaultConfigError || err instanceof ConfigError;
+    const known = err instanceof UsageError || err instanceof VaultConfigError || err instanceof KeyRingError || err instanceof ConfigError;
     const code = err instanceof UsageError ? 'invalid_request' : known ? 'invalid_configuration' : 'internal_error';
     process.stderr.write(`${JSON.stringify({ error: { code, message: err instanceof Error ? err.message : String(err) } })}\n`);
     process.exit(1);

@@ -7,6 +7,7 @@ import { createLogger } from '@tes/logger';
 import { createMetrics, httpMetrics, mountMetrics } from '@tes/metrics';
 import { Broker } from '@tes/messaging';
 import { connectMongo, ensureIndexes, isConnected } from '@tes/store';
+import { KeyRingError } from '@tes/sealing';
 import { configSchema, type Config } from './config.js';
 import { VaultConfigError } from './domain/secrets.js';
 import type { VaultDeps } from './domain/deps.js';
@@ -99,7 +100,8 @@ main().catch((err: unknown) => {
     process.stderr.write(`${SERVICE}: ${err.message}\n`);
     process.exit(1);
   }
-  const text = err instanceof VaultConfigError ? err.message : err instanceof Error ? err.stack : String(err);
+  const text =
+    err instanceof VaultConfigError || err instanceof KeyRingError ? err.message : err instanceof Error ? err.stack : String(err);
   process.stderr.write(`${SERVICE}: failed to start: ${text}\n`);
   process.exit(1);
 });

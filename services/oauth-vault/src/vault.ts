@@ -3,7 +3,7 @@ import type { Logger } from '@tes/logger';
 import { publicBaseUrl, type Config } from './config.js';
 import { Announcer, type EventSink } from './domain/announcer.js';
 import type { VaultDeps } from './domain/deps.js';
-import { KeyRing } from './domain/key-ring.js';
+import { KeyRing } from '@tes/sealing';
 import { readSecret, VaultConfigError } from './domain/secrets.js';
 import { TokenSigner } from './domain/signed-tokens.js';
 import { OAuthClient } from './providers/oauth-client.js';
@@ -47,7 +47,7 @@ export function loadSecrets(env: NodeJS.ProcessEnv, production: boolean, logger:
     logger.warn('VAULT_KEYS is not set: using an ephemeral encryption key; stored tokens will not survive a restart (development only)');
   if (!stateSecret) logger.warn('VAULT_STATE_SECRET is not set: using an ephemeral state secret (development only)');
   return {
-    ring: keys ? KeyRing.parse(keys) : KeyRing.ephemeral(),
+    ring: keys ? KeyRing.parse(keys, 'VAULT_KEYS') : KeyRing.ephemeral(),
     signer: new TokenSigner(stateSecret ?? TokenSigner.ephemeralSecret()),
   };
 }

@@ -8,7 +8,7 @@ import { AMQP_URL, freePort, memoryLogger, MONGO_URL, uniqueName } from '@tes/te
 import { configSchema, type Config } from '../src/config.js';
 import { parseEnv } from '@tes/config';
 import type { VaultDeps } from '../src/domain/deps.js';
-import { KeyRing } from '../src/domain/key-ring.js';
+import { KeyRing } from '@tes/sealing';
 import { TokenSigner } from '../src/domain/signed-tokens.js';
 import { createApp } from '../src/http/app.js';
 import { Sweeper } from '../src/jobs/sweeper.js';

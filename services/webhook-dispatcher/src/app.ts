@@ -14,6 +14,7 @@ import { parseRetrySchedule } from './domain/retry-schedule.js';
 import { configAnnouncer, followConfigChanges } from './messaging/config-changes.js';
 import { consumeTaskEvents } from './messaging/task-event.consumer.js';
 import { consumeWebhookAdmin } from './messaging/webhook-admin.consumer.js';
+import { loadSecretKeys } from './secret-keys.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
 
 export const SERVICE = 'webhook-dispatcher';
@@ -33,10 +34,12 @@ export interface Dispatcher {
 export async function startDispatcher(config: Config, logger: Logger, metrics?: Metrics): Promise<Dispatcher> {
   const policy = parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE_MS);
   const guard = { allowedHosts: parseHostList(config.WEBHOOK_ALLOWED_HOSTS) };
+  const ring = loadSecretKeys(config, (message) => logger.warn(message));
   const mongo = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
   if (metrics) countDbCommands(mongo, metrics);
-  const repos = createRepositories(mongo);
+  const repos = createRepositories(mongo, ring);
   await ensureIndexes(mongo);
+  await sealLegacySecrets(repos, logger);
 
   const http = new HttpSender(guard, config.DELIVERY_CONCURRENCY);
   const configCache = new ConfigCache(repos, config.WEBHOOK_CONFIG_CACHE_MS);
@@ -108,6 +111,22 @@ export async function startDispatcher(config: Config, logger: Logger, metrics?: 
       return stopped;
     },
   };
+}
+
+/**
+ * Secrets stored in plaintext before sealing are sealed at boot (and any one read earlier by
+ * another replica on read). Every replica may run this at once: each update is conditional.
+ * A failure only delays it to the next read or boot, so it does not stop the start.
+ */
+async function sealLegacySecrets(repos: Repositories, logger: Logger): Promise<void> {
+  try {
+    const { sealed } = await repos.secrets.sealAll(false);
+    if (sealed > 0) logger.info('sealed webhook secrets stored in plaintext', { sealed });
+  } catch (err) {
+    logger.warn('could not seal the plaintext webhook secrets at boot; they are sealed when read', {
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
 }
 
 /**

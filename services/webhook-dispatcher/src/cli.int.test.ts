@@ -6,9 +6,11 @@ import path from 'node:path';
 import mongoose from 'mongoose';
 import { MONGO_URL, REPO_ROOT, runScript, uniqueName, type ProcessRun } from '@tes/testing';
 import { isAppError } from '@tes/errors';
+import { KeyRing } from '@tes/sealing';
 import { parseCommand, runCommand } from './cli/commands.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
 import { dropDatabase } from './testing/fixtures.js';
+import { DEVELOPMENT_KEYS } from './secret-keys.js';
 
 const CLI = path.join(REPO_ROOT, 'services', 'webhook-dispatcher', 'dist', 'cli.js');
 
@@ -36,7 +38,7 @@ describe('operator CLI (real process)', () => {
 
   beforeAll(async () => {
     conn = await mongoose.createConnection(MONGO_URL, { dbName: db }).asPromise();
-    repos = createRepositories(conn);
+    repos = createRepositories(conn, KeyRing.parse(DEVELOPMENT_KEYS));
   });
 
   afterAll(async () => {

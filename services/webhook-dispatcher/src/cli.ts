@@ -9,10 +9,12 @@ import { ConfigError, parseEnv } from '@tes/config';
 import { isAppError } from '@tes/errors';
 import { createLogger } from '@tes/logger';
 import { Broker, lazyPublisher } from '@tes/messaging';
+import { KeyRingError, type KeyRing } from '@tes/sealing';
 import { connectMongo } from '@tes/store';
 import { parseCommand, runCommand, USAGE } from './cli/commands.js';
 import { cliConfigSchema, parseHostList, type CliConfig } from './config.js';
 import { configAnnouncer } from './messaging/config-changes.js';
+import { loadSecretKeys } from './secret-keys.js';
 import { createRepositories } from './store/repositories.js';
 
 /** How long the CLI tries to announce a change before it warns and exits (the change is stored). */
@@ -26,12 +28,14 @@ function fail(code: string, message: string, exitCode: number): never {
 async function main(): Promise<void> {
   let command;
   let config: CliConfig;
+  let ring: KeyRing;
   try {
     command = parseCommand(process.argv.slice(2));
     config = parseEnv<CliConfig>(cliConfigSchema);
+    ring = loadSecretKeys(config);
   } catch (err) {
     if (isAppError(err)) fail(err.code, err.message, 1);
-    if (err instanceof ConfigError) fail('invalid_request', err.message, 1);
+    if (err instanceof ConfigError || err instanceof KeyRingError) fail('invalid_request', err.message, 1);
     throw err;
   }
   if (command.name === 'help') {
@@ -47,7 +51,7 @@ async function main(): Promise<void> {
     ANNOUNCE_BUDGET_MS,
   );
   const announcer = configAnnouncer(publisher, logger, ANNOUNCE_BUDGET_MS);
-  const repos = createRepositories(mongo);
+  const repos = createRepositories(mongo, ring);
   repos.endpoints.onChange(announcer.announce);
   repos.secrets.onChange(announcer.announce);
   const close = async () => {

@@ -9,6 +9,16 @@ export const configSchema = {
     OPS_PORT: { ...commonEnv.OPS_PORT, default: 8094 },
     MONGO_DB: { type: 'string', minLength: 1, default: 'tes_webhook_dispatcher' },
     AMQP_NAMESPACE: { type: 'string', default: '' },
+    /** `production` makes WEBHOOK_SECRET_KEYS (or _FILE) mandatory (no development key). */
+    NODE_ENV: { type: 'string', default: 'development' },
+    /**
+     * The key ring sealing the signing secrets at rest, `kid1:base64key,kid2:base64key` (32-byte
+     * keys), the first current (docs/operations.md "Webhook secret keys"). Outside production an
+     * unset ring is a published development key (secret-keys.ts).
+     */
+    WEBHOOK_SECRET_KEYS: { type: 'string', default: '' },
+    /** A file holding WEBHOOK_SECRET_KEYS (Docker/Kubernetes secrets); set one of the two. */
+    WEBHOOK_SECRET_KEYS_FILE: { type: 'string', default: '' },
     /** task.event messages handed to this replica before it acks; also the largest batch it stores at once. */
     PREFETCH: { type: 'integer', minimum: 1, maximum: 1000, default: 256 },
     /** A delivery succeeds only with HTTP 200 within this time (spec 6.3: 30 s). */
@@ -48,6 +58,9 @@ export const configSchema = {
     'MONGO_URL',
     'MONGO_DB',
     'AMQP_NAMESPACE',
+    'NODE_ENV',
+    'WEBHOOK_SECRET_KEYS',
+    'WEBHOOK_SECRET_KEYS_FILE',
     'OPS_PORT',
     'LOG_LEVEL',
     'SHUTDOWN_TIMEOUT_MS',
@@ -68,7 +81,7 @@ export const configSchema = {
 
 export type Config = FromSchema<typeof configSchema>;
 
-/** Only what the CLI needs: the database, and the broker to tell the replicas of a change. */
+/** Only what the CLI needs: the database, the key ring, and the broker to tell the replicas of a change. */
 export const cliConfigSchema = {
   type: 'object',
   properties: {
@@ -77,8 +90,20 @@ export const cliConfigSchema = {
     WEBHOOK_ALLOWED_HOSTS: configSchema.properties.WEBHOOK_ALLOWED_HOSTS,
     AMQP_URL: commonEnv.AMQP_URL,
     AMQP_NAMESPACE: configSchema.properties.AMQP_NAMESPACE,
+    NODE_ENV: configSchema.properties.NODE_ENV,
+    WEBHOOK_SECRET_KEYS: configSchema.properties.WEBHOOK_SECRET_KEYS,
+    WEBHOOK_SECRET_KEYS_FILE: configSchema.properties.WEBHOOK_SECRET_KEYS_FILE,
   },
-  required: ['MONGO_URL', 'MONGO_DB', 'WEBHOOK_ALLOWED_HOSTS', 'AMQP_URL', 'AMQP_NAMESPACE'],
+  required: [
+    'MONGO_URL',
+    'MONGO_DB',
+    'WEBHOOK_ALLOWED_HOSTS',
+    'AMQP_URL',
+    'AMQP_NAMESPACE',
+    'NODE_ENV',
+    'WEBHOOK_SECRET_KEYS',
+    'WEBHOOK_SECRET_KEYS_FILE',
+  ],
 } as const;
 
 export type CliConfig = FromSchema<typeof cliConfigSchema>;

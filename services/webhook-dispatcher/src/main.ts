@@ -2,6 +2,7 @@ import { loadConfigOrExit } from '@tes/config';
 import { ListenError, closeServer, onShutdown, startOpsServer } from '@tes/http';
 import { createLogger } from '@tes/logger';
 import { createMetrics, mountMetrics } from '@tes/metrics';
+import { KeyRingError } from '@tes/sealing';
 import { SERVICE, startDispatcher } from './app.js';
 import { configSchema, type Config } from './config.js';
 
@@ -30,7 +31,8 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   // A port that cannot be listened on (`OPS_PORT 8094 is in use (EADDRINUSE)`): one line, no stack.
-  if (err instanceof ListenError) process.stderr.write(`${SERVICE}: ${err.message}\n`);
+  // So is a missing or malformed WEBHOOK_SECRET_KEYS.
+  if (err instanceof ListenError || err instanceof KeyRingError) process.stderr.write(`${SERVICE}: ${err.message}\n`);
   else process.stderr.write(`${SERVICE}: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { generate } from 'selfsigned';
 import mongoose from 'mongoose';
 import { Broker } from '@tes/messaging';
+import { KeyRing } from '@tes/sealing';
 import {
   AMQP_URL,
   MONGO_URL,
@@ -27,6 +28,7 @@ import {
 } from '@tes/testing';
 import { createRepositories, type Repositories } from './store/repositories.js';
 import { FAST_ENV, b64Hmac, deleteTopology, dropDatabase, hexHmac, taskEvent, webhookOf } from './testing/fixtures.js';
+import { DEVELOPMENT_KEYS } from './secret-keys.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
@@ -78,7 +80,7 @@ describe('webhook-dispatcher as a process', () => {
     };
     secret = init.webhook_secrets.test;
     conn = await mongoose.createConnection(MONGO_URL, { dbName: db }).asPromise();
-    repos = createRepositories(conn);
+    repos = createRepositories(conn, KeyRing.parse(DEVELOPMENT_KEYS));
     publisher = new Broker({ url: AMQP_URL, source: 'test-orchestrator', logger: memoryLogger('publisher').logger, namespace: ns });
     await publisher.connect();
   });

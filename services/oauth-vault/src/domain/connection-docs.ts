@@ -1,6 +1,6 @@
 import type { ConnectionDoc, ConnectionKey } from '../store/connection.repository.js';
 import type { TokenSet } from '../providers/oauth-client.js';
-import type { KeyRing } from './key-ring.js';
+import type { KeyRing } from '@tes/sealing';
 
 /** Timing knobs every connection write needs. */
 export interface Schedule {

@@ -1,7 +1,7 @@
 import type { ProviderRegister } from '@tes/contracts';
 import { normalizeScopes } from '../providers/provider-registry.js';
 import { customProviderIdOf, type CustomProviderDoc } from '../store/custom-provider.repository.js';
-import type { KeyRing } from './key-ring.js';
+import type { KeyRing } from '@tes/sealing';
 
 /** Associated data of a sealed client secret: it only opens on its own (account, environment, service). */
 export function clientSecretAad(providerId: string): string {

@@ -7,7 +7,7 @@ import type { LeaseRepository } from '../store/lease.repository.js';
 import type { PendingAuthorizationRepository } from '../store/pending-authorization.repository.js';
 import type { Announcer } from './announcer.js';
 import type { Schedule } from './connection-docs.js';
-import type { KeyRing } from './key-ring.js';
+import type { KeyRing } from '@tes/sealing';
 import type { TokenSigner } from './signed-tokens.js';
 
 export interface VaultSettings extends Schedule {

@@ -1,5 +1,5 @@
 import { openClientSecret } from '../domain/custom-provider-docs.js';
-import type { KeyRing } from '../domain/key-ring.js';
+import type { KeyRing } from '@tes/sealing';
 import type { CustomProviderDoc, CustomProviderRepository, ProviderScope } from '../store/custom-provider.repository.js';
 import { CUSTOM_DEFAULTS, type Provider, type ProviderRegistry } from './provider-registry.js';
 

@@ -10,11 +10,13 @@ import type { Repositories } from '../store/repositories.js';
 export const USAGE = `usage: webhook-dispatcher cli <command>
   secrets init        --account ID
   secrets rotate      --account ID --env test|live [--grace-hours 24]
+  secrets reseal      (after a key rotation: every secret sealed with the current key)
   webhooks set        --account ID --env test|live --url URL
   webhooks get        --account ID --env test|live
   deliveries list     --task ID | --account ID [--env test|live] [--limit 50]
   deliveries redeliver --event ID
-Env: MONGO_URL, MONGO_DB (default tes_webhook_dispatcher), WEBHOOK_ALLOWED_HOSTS; AMQP_URL,
+Env: MONGO_URL, MONGO_DB (default tes_webhook_dispatcher), WEBHOOK_ALLOWED_HOSTS,
+WEBHOOK_SECRET_KEYS or WEBHOOK_SECRET_KEYS_FILE (the key ring the secrets are sealed with); AMQP_URL,
 AMQP_NAMESPACE (to tell the running dispatchers of a changed endpoint or secret).
 Prints JSON on stdout; on bad input exits 1 with {"error":{"code","message"}} on stderr.`;
 
@@ -22,6 +24,7 @@ export type Command =
   | { name: 'help' }
   | { name: 'secrets init'; account: string }
   | { name: 'secrets rotate'; account: string; env: Environment; graceHours: number }
+  | { name: 'secrets reseal' }
   | { name: 'webhooks set'; account: string; env: Environment; url: string }
   | { name: 'webhooks get'; account: string; env: Environment }
   | { name: 'deliveries list'; task: string }
@@ -86,6 +89,8 @@ export function parseCommand(argv: readonly string[]): Command {
       return { name, account: id('account') };
     case 'secrets rotate':
       return { name, account: id('account'), env: env(), graceHours: number('grace-hours', 24, 0, 720) };
+    case 'secrets reseal':
+      return { name };
     case 'webhooks set': {
       const url = values.url;
       if (url === undefined) throw bad('--url is required');
@@ -122,6 +127,8 @@ export async function runCommand(
       return initSecrets(repos.secrets, command.account);
     case 'secrets rotate':
       return rotateSecret(repos.secrets, command.account, command.env, command.graceHours);
+    case 'secrets reseal':
+      return repos.secrets.sealAll(true);
     case 'webhooks set':
       return setEndpoint(
         { endpoints: repos.endpoints, secrets: repos.secrets, guard: ctx.guard },

@@ -1,8 +1,10 @@
 import mongoose from 'mongoose';
 import { MONGO_URL, uniqueName } from '@tes/testing';
+import { KeyRing } from '@tes/sealing';
 import { createRepositories, type Repositories } from '../store/repositories.js';
 import { dropDatabase } from '../testing/fixtures.js';
 import { ConfigCache } from './config-cache.js';
+import { DEVELOPMENT_KEYS } from '../secret-keys.js';
 
 /**
  * How long a cached endpoint is believed: 1 s while the replica is not told of changes, the
@@ -20,7 +22,7 @@ describe('ConfigCache', () => {
 
   beforeAll(async () => {
     conn = await mongoose.createConnection(MONGO_URL, { dbName: db }).asPromise();
-    repos = createRepositories(conn);
+    repos = createRepositories(conn, KeyRing.parse(DEVELOPMENT_KEYS));
     const get = repos.endpoints.get.bind(repos.endpoints);
     repos.endpoints.get = (account, environment) => {
       reads++;

@@ -1,4 +1,5 @@
 import type { Connection } from 'mongoose';
+import type { KeyRing } from '@tes/sealing';
 import { AttemptClaimRepository } from './attempt-claim.repository.js';
 import { DeliveryAttemptRepository } from './delivery-attempt.repository.js';
 import { EndpointRepository } from './endpoint.repository.js';
@@ -17,12 +18,12 @@ export interface Repositories {
   claims: AttemptClaimRepository;
 }
 
-/** Every collection of the dispatcher's database, registered on one connection. */
-export function createRepositories(conn: Connection): Repositories {
+/** Every collection of the dispatcher's database, registered on one connection; `ring` seals the signing secrets. */
+export function createRepositories(conn: Connection, ring: KeyRing): Repositories {
   const pending = new PendingRepository(conn);
   return {
     endpoints: new EndpointRepository(conn),
-    secrets: new SecretRepository(conn),
+    secrets: new SecretRepository(conn, ring),
     events: new EventRepository(conn, pending),
     pending,
     eventKeys: new EventKeyRepository(conn),

@@ -1,10 +1,17 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { VaultConfigError } from './secrets.js';
 
 const KID = /^[A-Za-z0-9_-]{1,32}$/;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const FORMAT = 'v1';
+
+/** A malformed key ring (configuration): the process prints the message and exits. */
+export class KeyRingError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KeyRingError';
+  }
+}
 
 export class DecryptionError extends Error {
   constructor(message: string) {
@@ -16,25 +23,27 @@ export class DecryptionError extends Error {
 /**
  * AES-256-GCM under a ring of keys with ids. The first key is current: every new write uses
  * it; any key of the ring still decrypts what it wrote, so a key is rotated by putting the new
- * one first, deploying, running `cli reencrypt`, and only then dropping the old one.
+ * one first, deploying, re-sealing what is stored (the vault's `reencrypt`, the dispatcher's
+ * `secrets reseal`), and only then dropping the old one.
  *
  * A sealed value is `v1.<kid>.<iv>.<ciphertext>.<tag>` (base64url parts). The associated data
- * binds it to its place (connection id + field name): a ciphertext copied onto another user's
- * connection, or into another field, does not decrypt.
+ * binds it to its place (e.g. connection id + field name): a ciphertext copied onto another
+ * user's connection, or into another field, does not decrypt.
  */
 export class KeyRing {
   private readonly keys: ReadonlyMap<string, Buffer>;
   readonly currentKid: string;
 
-  constructor(entries: readonly (readonly [string, Buffer])[]) {
+  /** `name` is the setting the keys come from (e.g. VAULT_KEYS), for the error messages. */
+  constructor(entries: readonly (readonly [string, Buffer])[], name = 'the key ring') {
     const first = entries[0];
-    if (!first) throw new VaultConfigError('VAULT_KEYS has no key');
+    if (!first) throw new KeyRingError(`${name} has no key`);
     const keys = new Map<string, Buffer>();
     for (const [kid, key] of entries) {
-      if (!KID.test(kid)) throw new VaultConfigError(`VAULT_KEYS: key id "${kid}" must match ${KID.source}`);
+      if (!KID.test(kid)) throw new KeyRingError(`${name}: key id "${kid}" must match ${KID.source}`);
       if (key.length !== 32)
-        throw new VaultConfigError(`VAULT_KEYS: key "${kid}" must be 32 bytes (base64 of 32 random bytes), got ${key.length}`);
-      if (keys.has(kid)) throw new VaultConfigError(`VAULT_KEYS: key id "${kid}" appears twice`);
+        throw new KeyRingError(`${name}: key "${kid}" must be 32 bytes (base64 of 32 random bytes), got ${key.length}`);
+      if (keys.has(kid)) throw new KeyRingError(`${name}: key id "${kid}" appears twice`);
       keys.set(kid, key);
     }
     this.keys = keys;
@@ -42,17 +51,17 @@ export class KeyRing {
   }
 
   /** "kid1:base64key,kid2:base64key", the first current. */
-  static parse(spec: string): KeyRing {
+  static parse(spec: string, name = 'the key ring'): KeyRing {
     const entries = spec
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean)
       .map((part): [string, Buffer] => {
         const i = part.indexOf(':');
-        if (i <= 0) throw new VaultConfigError('VAULT_KEYS must look like "kid1:base64key,kid2:base64key"');
+        if (i <= 0) throw new KeyRingError(`${name} must look like "kid1:base64key,kid2:base64key"`);
         return [part.slice(0, i), Buffer.from(part.slice(i + 1), 'base64')];
       });
-    return new KeyRing(entries);
+    return new KeyRing(entries, name);
   }
 
   /** A random single-key ring (development only: what it encrypts dies with the process). */

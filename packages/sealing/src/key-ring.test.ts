@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { DecryptionError, KeyRing } from './key-ring.js';
-import { VaultConfigError } from './secrets.js';
+import { DecryptionError, KeyRing, KeyRingError } from './key-ring.js';
 
 const key = () => randomBytes(32).toString('base64');
 
@@ -36,10 +35,12 @@ describe('KeyRing', () => {
   });
 
   it('rejects malformed key rings', () => {
-    expect(() => KeyRing.parse('')).toThrow(VaultConfigError);
+    expect(() => KeyRing.parse('')).toThrow(KeyRingError);
     expect(() => KeyRing.parse('nokid')).toThrow(/kid1:base64key/);
     expect(() => KeyRing.parse(`a:${randomBytes(16).toString('base64')}`)).toThrow(/32 bytes/);
     expect(() => KeyRing.parse(`a:${key()},a:${key()}`)).toThrow(/twice/);
     expect(() => KeyRing.parse(`bad kid:${key()}`)).toThrow(/key id/);
+    // The message names the setting the ring came from.
+    expect(() => KeyRing.parse('', 'VAULT_KEYS')).toThrow('VAULT_KEYS has no key');
   });
 });

@@ -1,0 +1,1 @@
+export { DecryptionError, KeyRing, KeyRingError } from './key-ring.js';
