@@ -9,10 +9,13 @@ import { SandboxRepository } from './sandbox.repository.js';
  * not used), unless SANDBOX_AUTO_CONNECT.
  */
 export async function sandboxScope(ctx: ToolContext, service: string): Promise<string> {
-  if (!ctx.env.settings.sandboxAutoConnect) {
-    await accessToken(ctx, service, findAction(ctx.step.tool, ctx.step.action)?.scopes ?? []);
-  }
+  await requireSandboxConnection(ctx, service, findAction(ctx.step.tool, ctx.step.action)?.scopes ?? []);
   return SandboxRepository.scope(ctx.step.account_id, ctx.step.user_id, service);
+}
+
+/** Without SANDBOX_AUTO_CONNECT, throws AuthorizationRequired (the task waits) until the user has allowed the sandbox connection. */
+export async function requireSandboxConnection(ctx: ToolContext, service: string, scopes: readonly string[]): Promise<void> {
+  if (!ctx.env.settings.sandboxAutoConnect) await accessToken(ctx, service, scopes);
 }
 
 /** Deterministic ids: the same step always makes the same id. */
