@@ -86,7 +86,10 @@ async function missingProviderVars(env) {
   const { BUILT_IN_PROVIDERS, envPrefix } = await import(
     pathToFileURL(path.join(root, 'services/oauth-vault/dist/providers/provider-registry.js')).href
   );
-  const custom = (env.OAUTH_CUSTOM_PROVIDERS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const custom = (env.OAUTH_CUSTOM_PROVIDERS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const services = [...BUILT_IN_PROVIDERS.map((p) => p.service), ...custom];
   return services
     .flatMap((s) => [`${envPrefix(s)}_CLIENT_ID`, `${envPrefix(s)}_CLIENT_SECRET`])

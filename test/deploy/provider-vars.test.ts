@@ -16,7 +16,8 @@ const KUSTOMIZE = path.join(BIN, 'kustomize');
 
 let dir: string;
 beforeAll(() => {
-  if (!existsSync(VALIDATE) || !existsSync(KUSTOMIZE)) throw new Error(`${BIN} lacks the validator or kustomize: run scripts/validate-deploy.sh`);
+  if (!existsSync(VALIDATE) || !existsSync(KUSTOMIZE))
+    throw new Error(`${BIN} lacks the validator or kustomize: run scripts/validate-deploy.sh`);
   dir = mkdtempSync(path.join(tmpdir(), 'tes-provider-vars-'));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

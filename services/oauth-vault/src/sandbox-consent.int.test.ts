@@ -31,7 +31,9 @@ describe('sandbox consent', () => {
 
     expect((await decide(reply.auth_url as string, 'allow')).status).toBe(200);
     expect(await docOf('s-ann')).toMatchObject({ status: 'connected', token_type: 'sandbox', expires_at: null, next_probe_at: null });
-    const ev = await waitFor(() => h.changes.find((c) => c.user_id === 's-ann' && c.outcome === 'authorized'), { what: 'authorized event' });
+    const ev = await waitFor(() => h.changes.find((c) => c.user_id === 's-ann' && c.outcome === 'authorized'), {
+      what: 'authorized event',
+    });
     expect(ev).toMatchObject({ environment: 'test', service: SERVICE, scopes: expect.arrayContaining(['repo']) });
     expect(await h.credential({ user_id: 's-ann', environment: 'test', scopes: ['repo'] })).toMatchObject({ status: 'ok' });
 

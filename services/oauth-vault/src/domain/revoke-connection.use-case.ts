@@ -33,7 +33,8 @@ export async function revokeConnection(input: ConnectionKey, deps: VaultDeps): P
     needed: (d) => d !== null && d.status !== 'revoked',
     apply: async (d) => {
       if (!d) return null;
-      if (provider?.configured && d.status === 'connected' && d.token_type !== SANDBOX_TOKEN_TYPE) providerRevoked = await revokeAtProvider(provider, d, deps, log);
+      if (provider?.configured && d.status === 'connected' && d.token_type !== SANDBOX_TOKEN_TYPE)
+        providerRevoked = await revokeAtProvider(provider, d, deps, log);
       return revokedDoc(d, event._id);
     },
   });

@@ -53,8 +53,7 @@ async function pendingFor(key: ConnectionKey, scopes: string[], taskId: string, 
   return id;
 }
 
-export type SandboxPageView =
-  { kind: 'ask'; displayName: string; pending: PendingAuthorizationDoc } | { kind: 'expired' };
+export type SandboxPageView = { kind: 'ask'; displayName: string; pending: PendingAuthorizationDoc } | { kind: 'expired' };
 
 /** What the sandbox consent page shows for a link: only a live, test-environment pending authorization. */
 export async function sandboxConsentView(pendingId: string, deps: VaultDeps): Promise<SandboxPageView> {

@@ -29,9 +29,13 @@ export function sandboxConsentRoutes(deps: VaultDeps): Router {
       .send(
         page(
           title,
-          html`<p class="flash"><strong>Sandbox</strong> — test environment. Nothing is sent to ${displayName} and no real account is connected.</p>
+          html`<p class="flash">
+              <strong>Sandbox</strong> — test environment. Nothing is sent to ${displayName} and no real account is connected.
+            </p>
             <h1>Connect ${displayName}?</h1>
-            <p>An application using a <strong>test key</strong> asks to act on ${displayName} for user <strong>${pending.user_id}</strong>.</p>
+            <p>
+              An application using a <strong>test key</strong> asks to act on ${displayName} for user <strong>${pending.user_id}</strong>.
+            </p>
             <p class="scopes">Permissions: ${pending.scopes.join(', ') || 'none'}</p>
             <form method="post" action="/sandbox/consent/${pending._id}">
               <button type="submit" name="decision" value="allow">Allow</button>
