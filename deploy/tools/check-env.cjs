@@ -5,7 +5,8 @@
 // the values. Each environment is taken as the container sees it: the image's own ENV (deploy/Dockerfile
 // sets NODE_ENV=production) under the file's variables. With NODE_ENV=production a service must get
 // the secrets it refuses to start without (PRODUCTION_SECRETS): the gateway's dashboard session
-// secret, the vault's key ring and state secret, the dispatcher's key ring.
+// secret, the vault's key ring and state secret, the dispatcher's key ring. The vault must be passed every
+// provider's client id and secret (empty is allowed), so that what .env or the Secret holds reaches it.
 // Input: the JSON files written by `validate compose|k8s -env-out`.
 // Usage: node deploy/tools/check-env.cjs ENV.json...   Exit 1 on any problem, 2 if not built.
 // CommonJS that imports the services' ESM builds with import().
@@ -76,6 +77,27 @@ function imageEnv() {
   return Object.assign({}, ...chain.map((s) => s.env));
 }
 
+/**
+ * The provider variables the vault reads that `env` does not pass: every built-in provider's
+ * client id and secret (services/oauth-vault/src/providers/provider-registry.ts), and those of the
+ * custom providers the env declares (OAUTH_CUSTOM_PROVIDERS); NAME_FILE counts as passed. Passed
+ * empty is fine (the provider is then unconfigured); not passed at all, .env or the Secret cannot
+ * reach the vault.
+ */
+async function missingProviderVars(env) {
+  const { BUILT_IN_PROVIDERS, envPrefix } = await import(
+    pathToFileURL(path.join(root, 'services/oauth-vault/dist/providers/provider-registry.js')).href
+  );
+  const custom = (env.OAUTH_CUSTOM_PROVIDERS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const services = [...BUILT_IN_PROVIDERS.map((p) => p.service), ...custom];
+  return services
+    .flatMap((s) => [`${envPrefix(s)}_CLIENT_ID`, `${envPrefix(s)}_CLIENT_SECRET`])
+    .filter((name) => !(name in env) && !(`${name}_FILE` in env));
+}
+
 /** Problems with the production secrets of `service` in `env` (the container's view). */
 function missingSecrets(service, env) {
   if (env.NODE_ENV !== 'production') return [];
@@ -111,6 +133,14 @@ async function main() {
         const unknown = Object.keys(env).filter((k) => !known.has(k) && !extra(service, k));
         for (const k of Object.keys(env).filter((k) => !known.has(k) && k in EXTRA)) notes.add(`${k}: ${EXTRA[k]}`);
         const seen = { ...image, ...env };
+        if (service === 'oauth-vault') {
+          const notPassed = await missingProviderVars(seen);
+          if (notPassed.length > 0) {
+            console.log(`  error: ${set}/${service}: provider variables not passed to the vault: ${notPassed.join(', ')}`);
+            failures++;
+            continue;
+          }
+        }
         const missing = missingSecrets(service, seen);
         if (missing.length > 0) {
           const from = 'NODE_ENV' in env ? '' : ' (the image default)';

@@ -12,6 +12,13 @@ import { REPO_ROOT } from '@tes/testing';
 const SCRIPT = path.join(REPO_ROOT, 'deploy/tools/check-env.cjs');
 const BASE = { AMQP_URL: 'amqp://tes:pw@rabbitmq:5672', MONGO_URL: 'mongodb://mongo:27017', OPS_PORT: '8080' };
 const SECRET = 'a-dashboard-session-secret-of-40-chars!!';
+/** Every built-in provider's client passed (empty: unconfigured), as docker-compose.yml and the Secret do. */
+const PROVIDER_CLIENTS: Record<string, string> = Object.fromEntries(
+  ['GITHUB', 'SLACK', 'GOOGLE_CALENDAR', 'GMAIL', 'NOTION'].flatMap((p) => [
+    [`${p}_CLIENT_ID`, ''],
+    [`${p}_CLIENT_SECRET`, ''],
+  ]),
+);
 
 let dir: string;
 beforeAll(() => {
@@ -57,7 +64,7 @@ describe('check-env.cjs', () => {
   });
 
   it('rejects a production vault without its key ring and state secret, accepts their _FILE forms', () => {
-    const vault = { ...BASE, OPS_PORT: '8092' };
+    const vault = { ...BASE, OPS_PORT: '8092', ...PROVIDER_CLIENTS };
     const missing = check({ 'oauth-vault': vault });
     expect(missing.code).toBe(1);
     expect(missing.out).toContain('needs VAULT_KEYS (or VAULT_KEYS_FILE) and VAULT_STATE_SECRET (or VAULT_STATE_SECRET_FILE)');
@@ -66,7 +73,7 @@ describe('check-env.cjs', () => {
   });
 
   it("accepts the vault's provider settings (read outside its config schema)", () => {
-    const vault = { ...BASE, OPS_PORT: '8092', NODE_ENV: 'development' };
+    const vault = { ...BASE, OPS_PORT: '8092', NODE_ENV: 'development', ...PROVIDER_CLIENTS };
     const providers = {
       OAUTH_CUSTOM_PROVIDERS: 'crm',
       CRM_AUTHORIZE_URL: 'https://crm.example/oauth/authorize',
@@ -82,6 +89,25 @@ describe('check-env.cjs', () => {
     const r = check({ 'oauth-vault': { ...vault, CRM_PKCE_FILE: '/run/pkce' } });
     expect(r.code).toBe(1);
     expect(r.out).toContain('variables the service does not read: CRM_PKCE_FILE');
+  });
+
+  it("rejects a vault that is not passed every provider's client id and secret (the built-in ones and the declared custom ones)", () => {
+    const vault: Record<string, string> = { ...BASE, OPS_PORT: '8092', NODE_ENV: 'development', ...PROVIDER_CLIENTS };
+    const { GMAIL_CLIENT_SECRET: _dropped, ...withoutGmail } = vault;
+    const r = check({ 'oauth-vault': withoutGmail });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('compose/oauth-vault: provider variables not passed to the vault: GMAIL_CLIENT_SECRET');
+    expect(check({ 'oauth-vault': { ...withoutGmail, GMAIL_CLIENT_SECRET_FILE: '/run/gmail' } }).code).toBe(0);
+    const custom = check({
+      'oauth-vault': {
+        ...vault,
+        OAUTH_CUSTOM_PROVIDERS: 'crm',
+        CRM_AUTHORIZE_URL: 'https://a.example',
+        CRM_TOKEN_URL: 'https://t.example',
+      },
+    });
+    expect(custom.code).toBe(1);
+    expect(custom.out).toContain('not passed to the vault: CRM_CLIENT_ID, CRM_CLIENT_SECRET');
   });
 
   it("accepts the orchestrator's LLM_* settings and rejects a variable no service reads", () => {

@@ -52,6 +52,8 @@ export async function startStack(
     OPS_PORT: String(opsPorts[name]),
     LOG_LEVEL: 'info',
     ...(name === 'gateway' ? { PORT: String(httpsPort), HTTP_PORT: String(httpPort) } : {}),
+    // Suites not about consent: test-key tasks run without the sandbox consent page (docs/oauth.md "Sandbox consent").
+    ...(name === 'executor' ? { SANDBOX_AUTO_CONNECT: 'true' } : {}),
     ...(name === 'oauth-vault' ? { PUBLIC_PORT: String(vaultPublicPort), PUBLIC_BASE_URL: `http://127.0.0.1:${vaultPublicPort}` } : {}),
     ...(options.env?.['*'] ?? {}),
     ...(options.env?.[name] ?? {}),

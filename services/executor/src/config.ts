@@ -25,7 +25,8 @@ export const configSchema = {
     PROVIDER_RETRY_AFTER_MAX_MS: ms(d.retryAfterMaxMs),
     PROVIDER_TIMEOUT_MS: ms(d.requestTimeoutMs, 100),
     VAULT_TIMEOUT_MS: ms(d.vaultTimeoutMs, 100),
-    SANDBOX_REQUIRE_CONNECTION: { type: 'boolean', default: d.sandboxRequiresConnection },
+    /** Test keys skip the sandbox consent (suites that are not about consent); off: a test-key task waits like live. */
+    SANDBOX_AUTO_CONNECT: { type: 'boolean', default: d.sandboxAutoConnect },
     /** Hosts, IPs or CIDRs the http tool may reach even though they are private (comma-separated). */
     HTTP_TOOL_ALLOW_HOSTS: { type: 'string', default: '' },
     HTTP_TOOL_MAX_BYTES: { type: 'integer', minimum: 1024, default: d.http.maxBytes },
@@ -51,7 +52,7 @@ export const configSchema = {
     'PROVIDER_RETRY_AFTER_MAX_MS',
     'PROVIDER_TIMEOUT_MS',
     'VAULT_TIMEOUT_MS',
-    'SANDBOX_REQUIRE_CONNECTION',
+    'SANDBOX_AUTO_CONNECT',
     'HTTP_TOOL_ALLOW_HOSTS',
     'HTTP_TOOL_MAX_BYTES',
     'HTTP_TOOL_TIMEOUT_MS',
@@ -76,7 +77,7 @@ export function settingsOf(c: Config): EngineSettings {
     retryAfterMaxMs: c.PROVIDER_RETRY_AFTER_MAX_MS,
     requestTimeoutMs: c.PROVIDER_TIMEOUT_MS,
     vaultTimeoutMs: c.VAULT_TIMEOUT_MS,
-    sandboxRequiresConnection: c.SANDBOX_REQUIRE_CONNECTION,
+    sandboxAutoConnect: c.SANDBOX_AUTO_CONNECT,
     http: {
       allowHosts: c.HTTP_TOOL_ALLOW_HOSTS.split(',')
         .map((s) => s.trim())

@@ -313,41 +313,41 @@ describe("custom tools' OAuth providers", () => {
 
   it('keeps a provider to its account and environment', async () => {
     const ISO = 'iso_tool';
-    expect(await register({ service: ISO, environment: 'test' })).toEqual({ ok: true });
-    const mine = await ask('i-ann', { service: ISO, environment: 'test' });
+    expect(await register({ service: ISO, environment: 'live' })).toEqual({ ok: true });
+    const mine = await ask('i-ann', { service: ISO, environment: 'live' });
     expect(mine.status).toBe('authorization_required');
-    expect(await ask('i-ann', { service: ISO, environment: 'live' })).toEqual(noProvider);
-    expect(await ask('i-ann', { service: ISO, environment: 'test', account_id: 'acct_other' })).toEqual(noProvider);
+    expect(await ask('i-ann', { service: ISO, environment: 'test' })).toEqual(noProvider);
+    expect(await ask('i-ann', { service: ISO, environment: 'live', account_id: 'acct_other' })).toEqual(noProvider);
 
     expect((await consent(new Browser(), mine.auth_url as string)).text).toContain('Connected');
-    expect((await ask('i-ann', { service: ISO, environment: 'test' })).status).toBe('ok');
+    expect((await ask('i-ann', { service: ISO, environment: 'live' })).status).toBe('ok');
 
     // Deleting the name elsewhere does not touch it.
-    expect(await unregister({ service: ISO, environment: 'live' })).toEqual({ ok: true });
-    expect(await unregister({ service: ISO, environment: 'test', account_id: 'acct_other' })).toEqual({ ok: true });
-    expect((await ask('i-ann', { service: ISO, environment: 'test' })).status).toBe('ok');
+    expect(await unregister({ service: ISO, environment: 'test' })).toEqual({ ok: true });
+    expect(await unregister({ service: ISO, environment: 'live', account_id: 'acct_other' })).toEqual({ ok: true });
+    expect((await ask('i-ann', { service: ISO, environment: 'live' })).status).toBe('ok');
 
     // Another account registers the same name with its own client: each account gets its own.
     expect(
       await register({
         service: ISO,
-        environment: 'test',
+        environment: 'live',
         account_id: 'acct_other',
         client_id: 'other-client',
         authorize_url: 'https://auth.other.example/authorize',
       }),
     ).toEqual({ ok: true });
-    const theirs = await ask('i-ann', { service: ISO, environment: 'test', account_id: 'acct_other' });
+    const theirs = await ask('i-ann', { service: ISO, environment: 'live', account_id: 'acct_other' });
     expect(theirs.status).toBe('authorization_required');
     const loc = await authorizeRequest(theirs.auth_url as string);
     expect(`${loc.origin}${loc.pathname}`).toBe('https://auth.other.example/authorize');
     expect(loc.searchParams.get('client_id')).toBe('other-client');
-    const again = await ask('i-ann', { service: ISO, environment: 'test' });
+    const again = await ask('i-ann', { service: ISO, environment: 'live' });
     expect(again.status).toBe('ok');
     expect(
       await db()
         .collection('connections')
-        .countDocuments({ _id: idOf('i-ann', ISO, 'test', 'acct_other') as never }),
+        .countDocuments({ _id: idOf('i-ann', ISO, 'live', 'acct_other') as never }),
     ).toBe(0);
   });
 });

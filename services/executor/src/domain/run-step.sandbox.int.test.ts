@@ -353,14 +353,14 @@ describe('runStep with test keys (sandbox)', () => {
     expectOutputMatchesSchema('notion', 'query_database', q.output);
   });
 
-  it('needs no connection in the sandbox, unless SANDBOX_REQUIRE_CONNECTION: then a missing one pauses the step, unrecorded', async () => {
+  it('asks the vault for a sandbox connection by default (not with SANDBOX_AUTO_CONNECT): a missing one pauses the step, unrecorded', async () => {
     const vault = await startFakeVault(h.broker, () => ({
       status: 'authorization_required',
       auth_url: 'https://vault.example/oauth/start/abc',
       message: 'Connect GitHub',
     }));
     const step = h.step({ tool: 'github', action: 'list_issues', user_id: 'u_consent', input: { owner: 'a', repo: 'b' } });
-    const res = await runStep(step, h.deps({ sandboxRequiresConnection: true }));
+    const res = await runStep(step, h.deps({ sandboxAutoConnect: false }));
     expect(res).toMatchObject({
       outcome: 'needs_authorization',
       authorization: { reason: 'oauth_consent_required', service: 'github', auth_url: 'https://vault.example/oauth/start/abc' },
@@ -369,7 +369,7 @@ describe('runStep with test keys (sandbox)', () => {
     expect(vault.requests[0]).toMatchObject({ service: 'github', user_id: 'u_consent', scopes: ['repo'] });
     // Consent given: the same step (same key) now runs.
     vault.answer = () => ({ status: 'ok', access_token: 'unused-in-sandbox' });
-    const after = await runStep(step, h.deps({ sandboxRequiresConnection: true }));
+    const after = await runStep(step, h.deps({ sandboxAutoConnect: false }));
     expect(after.outcome).toBe('complete');
   });
 

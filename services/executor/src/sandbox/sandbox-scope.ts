@@ -4,15 +4,18 @@ import type { ToolContext } from '../tools/tool.js';
 import { SandboxRepository } from './sandbox.repository.js';
 
 /**
- * The sandbox world of the step's account, user and service. With
- * SANDBOX_REQUIRE_CONNECTION the user must have connected the service first (the
- * token is asked for and not used), so the consent flow can be tried with test keys.
+ * The sandbox world of the step's account, user and service. The user must have connected
+ * the service first, as live (the vault's sandbox consent page; the token is asked for and
+ * not used), unless SANDBOX_AUTO_CONNECT.
  */
 export async function sandboxScope(ctx: ToolContext, service: string): Promise<string> {
-  if (ctx.env.settings.sandboxRequiresConnection) {
-    await accessToken(ctx, service, findAction(ctx.step.tool, ctx.step.action)?.scopes ?? []);
-  }
+  await requireSandboxConnection(ctx, service, findAction(ctx.step.tool, ctx.step.action)?.scopes ?? []);
   return SandboxRepository.scope(ctx.step.account_id, ctx.step.user_id, service);
+}
+
+/** Without SANDBOX_AUTO_CONNECT, throws AuthorizationRequired (the task waits) until the user has allowed the sandbox connection. */
+export async function requireSandboxConnection(ctx: ToolContext, service: string, scopes: readonly string[]): Promise<void> {
+  if (!ctx.env.settings.sandboxAutoConnect) await accessToken(ctx, service, scopes);
 }
 
 /** Deterministic ids: the same step always makes the same id. */

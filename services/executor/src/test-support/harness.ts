@@ -32,8 +32,9 @@ export function unique(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 }
 
-/** Fast retries for tests; everything else as in production. */
+/** Fast retries for tests, the sandbox without consent (SANDBOX_AUTO_CONNECT); everything else as in production. */
 export const FAST: Partial<EngineSettings> = {
+  sandboxAutoConnect: true,
   backoffMs: 20,
   backoffMaxMs: 100,
   retryAfterMaxMs: 5000,

@@ -1,5 +1,6 @@
 import { compileDynamic, describeErrors, type StepRun } from '@tes/contracts';
 import { callProvider } from '../providers/provider-http.js';
+import { requireSandboxConnection } from '../sandbox/sandbox-scope.js';
 import { SsrfError, checkUrl, guardedAgents } from './ssrf.js';
 import { ToolError, type ToolContext } from './tool.js';
 
@@ -37,7 +38,8 @@ export function customRequest(
 
 /**
  * Runs a custom tool's action. Test keys never reach the account's API: the step answers
- * the request it would have made (the sandbox of a custom tool). Live keys call it with the
+ * the request it would have made (the sandbox of a custom tool), after the sandbox consent when
+ * the tool has OAuth. Live keys call it with the
  * user's token from the vault (when the tool has OAuth), through the SSRF guard and the
  * same retry and failure mapping as the built-in providers.
  */
@@ -49,6 +51,7 @@ export async function runCustomAction(
   const req = customRequest(custom, input);
   const url = `${custom.base_url.replace(/\/+$/, '')}${req.path}`;
   if (ctx.step.environment === 'test') {
+    if (custom.service !== null) await requireSandboxConnection(ctx, custom.service ?? ctx.step.tool, custom.scopes);
     return {
       sandbox: true,
       request: {

@@ -25,8 +25,11 @@ export interface EngineSettings {
   /** Per HTTP request to a provider. */
   requestTimeoutMs: number;
   vaultTimeoutMs: number;
-  /** Sandbox asks the vault for a connection first (and pauses the task without one). */
-  sandboxRequiresConnection: boolean;
+  /**
+   * false (default): a test-key step asks the vault for the user's sandbox connection first and
+   * waits for consent without one, as live does. true: the sandbox runs without asking.
+   */
+  sandboxAutoConnect: boolean;
   http: { allowHosts: readonly string[]; maxBytes: number; timeoutMs: number };
 }
 
@@ -44,7 +47,7 @@ export const DEFAULT_SETTINGS: EngineSettings = {
   retryAfterMaxMs: 20_000,
   requestTimeoutMs: 10_000,
   vaultTimeoutMs: 5000,
-  sandboxRequiresConnection: false,
+  sandboxAutoConnect: false,
   http: { allowHosts: [], maxBytes: 1_048_576, timeoutMs: 10_000 },
 };
 

@@ -6,6 +6,7 @@ import { openAccessToken } from './connection-docs.js';
 import type { VaultDeps } from './deps.js';
 import { markBroken, refreshConnection } from './refresh-connection.js';
 import { pickKey, requestAuthorization } from './request-authorization.use-case.js';
+import { sandboxCredential } from './sandbox-consent.use-case.js';
 
 /** A force_refresh right after a refresh or consent takes the fresh token instead of refreshing again. */
 export const FORCE_REFRESH_DEDUPE_MS = 2000;
@@ -21,6 +22,7 @@ export const FORCE_REFRESH_DEDUPE_MS = 2000;
  *  - provider unreachable while the token is already expired → error (retryable).
  */
 export async function getCredential(q: CredentialGet, deps: VaultDeps): Promise<CredentialReply> {
+  if (q.environment === 'test') return sandboxCredential(q, deps);
   const provider = await deps.providers.resolve(q.service, q);
   if (!provider) return { status: 'error', message: `No OAuth provider is known for service ${q.service}` };
   if (!provider.configured) return { status: 'error', message: `OAuth for ${provider.displayName} is not configured on this deployment` };

@@ -4,6 +4,7 @@ import { connectionIdOf, type ConnectionDoc, type ConnectionKey } from '../store
 import { openAccessToken, openRefreshToken, revokedDoc } from './connection-docs.js';
 import type { VaultDeps } from './deps.js';
 import { pickKey } from './request-authorization.use-case.js';
+import { SANDBOX_TOKEN_TYPE } from './sandbox-consent.use-case.js';
 
 export type RevokeResult =
   { ok: true; provider_revoked: boolean } | { ok: false; error: { code: 'connection_not_found'; message: string } };
@@ -32,7 +33,8 @@ export async function revokeConnection(input: ConnectionKey, deps: VaultDeps): P
     needed: (d) => d !== null && d.status !== 'revoked',
     apply: async (d) => {
       if (!d) return null;
-      if (provider?.configured && d.status === 'connected') providerRevoked = await revokeAtProvider(provider, d, deps, log);
+      if (provider?.configured && d.status === 'connected' && d.token_type !== SANDBOX_TOKEN_TYPE)
+        providerRevoked = await revokeAtProvider(provider, d, deps, log);
       return revokedDoc(d, event._id);
     },
   });

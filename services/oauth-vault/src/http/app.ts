@@ -5,6 +5,7 @@ import { messagePage } from './pages.js';
 import { publicRateLimit } from './rate-limit.js';
 import { oauthCallbackRoute } from './routes/oauth-callback.route.js';
 import { oauthStartRoute } from './routes/oauth-start.route.js';
+import { sandboxConsentRoutes } from './routes/sandbox-consent.route.js';
 import { settingsPageRoute, settingsReconnectRoute, settingsRevokeRoute } from './routes/settings.route.js';
 
 /** Headers of every page: no caching, no framing (clickjacking on Revoke), no referrer (the links carry tokens). */
@@ -30,6 +31,7 @@ export function createApp(deps: VaultDeps): express.Express {
   app.use(publicRateLimit(deps.settings));
   app.get('/oauth/start/:id', oauthStartRoute(deps));
   app.get('/oauth/callback', oauthCallbackRoute(deps));
+  app.use(sandboxConsentRoutes(deps));
   app.get('/settings', settingsPageRoute(deps));
   app.post('/settings/revoke', express.urlencoded({ extended: false, limit: '16kb' }), settingsRevokeRoute(deps));
   app.get('/settings/reconnect', settingsReconnectRoute(deps));

@@ -73,6 +73,11 @@ export class PendingAuthorizationRepository {
     return this.pending.findById(id).lean<PendingAuthorizationDoc>().exec();
   }
 
+  /** A used link is gone (the sandbox consent page makes links single-use). */
+  async delete(id: string): Promise<void> {
+    await this.pending.deleteOne({ _id: id }).exec();
+  }
+
   /** A still-valid pending authorization for exactly these scopes (so a user sees one link, not one per task). */
   async findReusable(key: ConnectionKey, scopes: string[], validAfter: Date): Promise<PendingAuthorizationDoc | null> {
     const docs = await this.pending
