@@ -44,11 +44,23 @@ describe('input the database cannot store', () => {
   it.each([
     ['a NUL in the prompt', { prompt: 'Echo "storable"\u0000' }, /^prompt: the value contains a NUL character/],
     ['a NUL in user_id', { prompt: 'Echo "storable"', user_id: 'u\u0000' }, /^user_id: the value contains a NUL character/],
-    ['a metadata key starting with $', { prompt: 'Echo "storable"', metadata: { order: { $where: '1' } } }, /^metadata\.order: the key "\$where" must not start with "\$"$/],
-    ['a metadata key holding a dot', { prompt: 'Echo "storable"', metadata: { 'a.b': 1 } }, /^metadata: the key "a\.b" must not contain "\."$/],
+    [
+      'a metadata key starting with $',
+      { prompt: 'Echo "storable"', metadata: { order: { $where: '1' } } },
+      /^metadata\.order: the key "\$where" must not start with "\$"$/,
+    ],
+    [
+      'a metadata key holding a dot',
+      { prompt: 'Echo "storable"', metadata: { 'a.b': 1 } },
+      /^metadata: the key "a\.b" must not contain "\."$/,
+    ],
     ['metadata 1,000 levels deep', deepBody(1000), /^metadata(\.a){32}: nesting deeper than 32$/],
     ['metadata 10,000 levels deep', deepBody(10_000), /^metadata(\.a){32}: nesting deeper than 32$/],
-    ['a metadata string over 4096 characters', { prompt: 'Echo "storable"', metadata: { note: 'x'.repeat(4097) } }, /^metadata\.note: the value is longer than 4096/],
+    [
+      'a metadata string over 4096 characters',
+      { prompt: 'Echo "storable"', metadata: { note: 'x'.repeat(4097) } },
+      /^metadata\.note: the value is longer than 4096/,
+    ],
   ])('answers 400 invalid_request at once for %s, naming the field', async (_name, body, message) => {
     const res = await create(body);
     expect(res.status).toBe(400);
@@ -87,7 +99,11 @@ describe('input the database cannot store', () => {
         },
       ],
     };
-    const res = api.check('POST', '/tools', await request('POST', `${stack.baseUrl}/tools`, { headers: bearer(acct.api_keys.live), body: manifest }));
+    const res = api.check(
+      'POST',
+      '/tools',
+      await request('POST', `${stack.baseUrl}/tools`, { headers: bearer(acct.api_keys.live), body: manifest }),
+    );
     expect(res.status).toBe(400);
     expect((res.json as { error: { code: string; message: string } }).error).toEqual({
       code: 'invalid_request',

@@ -77,11 +77,7 @@ export function compileDynamic(schema: object): ValidateFunction {
 export function describeErrors(errors: ErrorObject[] | null | undefined, root = 'body'): string {
   const e = errors?.[0];
   if (!e) return `${root} is invalid`;
-  const path = e.instancePath
-    .replace(/^\//, '')
-    .replaceAll('/', '.')
-    .replaceAll('~1', '/')
-    .replaceAll('~0', '~');
+  const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.').replaceAll('~1', '/').replaceAll('~0', '~');
   switch (e.keyword) {
     case STORABLE_KEYWORD:
       return `${path || root}: ${e.message ?? 'cannot be stored'}`;

@@ -18,7 +18,9 @@ function createMessage(body: object): string {
 
 describe('x-storable: what the database can store', () => {
   it('refuses a NUL character in the prompt and in user_id, naming the field', () => {
-    expect(createMessage({ prompt: 'send\u0000 mail' })).toBe('prompt: the value contains a NUL character (U+0000), which cannot be stored');
+    expect(createMessage({ prompt: 'send\u0000 mail' })).toBe(
+      'prompt: the value contains a NUL character (U+0000), which cannot be stored',
+    );
     expect(createMessage({ prompt: 'x', user_id: 'u\u0000' })).toMatch(/^user_id: the value contains a NUL character/);
   });
 
@@ -32,7 +34,7 @@ describe('x-storable: what the database can store', () => {
     expect(createMessage({ prompt: 'x', metadata: { list: [{ 'k\u0000': 1 }] } })).toBe(
       'metadata.list.0: the key "k\\u0000" contains a NUL character (U+0000), which cannot be stored',
     );
-    expect(createMessage({ prompt: 'x', metadata: { a$: 1, b: { 'c$d': [] } } })).toBe('valid');
+    expect(createMessage({ prompt: 'x', metadata: { a$: 1, b: { c$d: [] } } })).toBe('valid');
   });
 
   it(`accepts metadata nested ${STORABLE_MAX_DEPTH} deep and refuses one level more`, () => {
@@ -50,7 +52,9 @@ describe('x-storable: what the database can store', () => {
 
   it('refuses metadata strings and keys over the documented size', () => {
     expect(createMessage({ prompt: 'x', metadata: { a: ['y'.repeat(4096)] } })).toBe('valid');
-    expect(createMessage({ prompt: 'x', metadata: { a: ['y'.repeat(4097)] } })).toBe('metadata.a.0: the value is longer than 4096 characters');
+    expect(createMessage({ prompt: 'x', metadata: { a: ['y'.repeat(4097)] } })).toBe(
+      'metadata.a.0: the value is longer than 4096 characters',
+    );
   });
 
   it('holds list filters and custom tool manifests to the same rules', () => {
