@@ -4,5 +4,6 @@ export * from './messages/envelope.js';
 export * from './messages/catalog.js';
 export * from './api/connection.schema.js';
 export * from './api/tool.schema.js';
+export * from './api/storable.js';
 export * from './validation.js';
 export * from './ids.js';

@@ -1,5 +1,6 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { STORABLE_KEYWORD, storableProblem, type StorableLimits } from './api/storable.js';
 import { envelopeSchema } from './messages/envelope.js';
 import { CATALOG, type MessageType } from './messages/catalog.js';
 
@@ -12,6 +13,17 @@ addFormats(ajv);
 
 const queryAjv = new Ajv({ allErrors: false, strict: false, coerceTypes: true, useDefaults: true });
 addFormats(queryAjv);
+
+/** `x-storable` (api/storable.ts): the error points at the part inside the value that cannot be stored. */
+const storable: SchemaValidateFunction = (limits: StorableLimits, data: unknown, _parent, cxt) => {
+  const problem = storableProblem(data, limits);
+  if (!problem) return true;
+  storable.errors = [
+    { keyword: STORABLE_KEYWORD, instancePath: `${cxt?.instancePath ?? ''}${problem.pointer}`, message: problem.message, params: {} },
+  ];
+  return false;
+};
+for (const a of [ajv, queryAjv]) a.addKeyword({ keyword: STORABLE_KEYWORD, schemaType: 'object', errors: true, validate: storable });
 
 const cache = new WeakMap<object, ValidateFunction>();
 const queryCache = new WeakMap<object, ValidateFunction>();
@@ -65,8 +77,10 @@ export function compileDynamic(schema: object): ValidateFunction {
 export function describeErrors(errors: ErrorObject[] | null | undefined, root = 'body'): string {
   const e = errors?.[0];
   if (!e) return `${root} is invalid`;
-  const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.').replaceAll('~1', '/').replaceAll('~0', '~');
   switch (e.keyword) {
+    case STORABLE_KEYWORD:
+      return `${path || root}: ${e.message ?? 'cannot be stored'}`;
     case 'required':
       return `${path ? `${path}.` : ''}${String(e.params['missingProperty'])} is required`;
     case 'additionalProperties':

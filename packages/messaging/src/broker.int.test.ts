@@ -6,15 +6,8 @@
 import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
 import { EXCHANGES, newMessageId, routingKeyFor, type TaskCancel } from '@tes/contracts';
 import { AMQP_URL, deferred, memoryLogger, queueCounts as rabbitQueueCounts, uniqueName, vhostOf, waitFor } from '@tes/testing';
-import {
-  Broker,
-  BrokerUnavailableError,
-  PoisonMessageError,
-  RequestTimeoutError,
-  type ConsumeOptions,
-  type Delivery,
-  type QueueSpec,
-} from './broker.js';
+import { Broker, BrokerUnavailableError, RequestTimeoutError, type ConsumeOptions, type Delivery, type QueueSpec } from './broker.js';
+import { PoisonMessageError } from './permanent-failure.js';
 
 const ACCOUNT = 'acc_int';
 
@@ -194,6 +187,36 @@ describe('Broker (RabbitMQ integration)', () => {
     const [dead] = await drainDead('work');
     expect(dead!.properties.messageId).toBe(id);
     expect((dead!.properties.headers?.['x-death'] as { count: number }[])[0]!.count).toBe(1);
+  });
+
+  it('dead-letters at once, and reports as permanent, a message the database refused to store', async () => {
+    const reasons: string[] = [];
+    const broker = new Broker({
+      url: AMQP_URL,
+      source: 'broker-test',
+      logger: memoryLogger('broker-test').logger,
+      namespace: ns,
+      onDeadLetter: (queue, reason) => reasons.push(`${queue} ${reason}`),
+    });
+    brokers.push(broker);
+    await broker.connect();
+    let calls = 0;
+    await consume(
+      broker,
+      cancelQueue('work'),
+      async () => {
+        calls++;
+        // What the driver throws when FerretDB refuses a key (code 2, BadValue).
+        throw Object.assign(new Error(`invalid key: "$x" (key must not start with '$' sign)`), { name: 'MongoServerError', code: 2 });
+      },
+      { maxAttempts: 5 },
+    );
+    await broker.publish('task.cancel', cancelData(1), { partitionKey: ACCOUNT });
+
+    await waitFor(async () => (await broker.queueDepth('work.dead')) === 1, { what: 'dead-lettered refused message' });
+    expect(calls).toBe(1);
+    expect(reasons).toEqual(['work permanent']);
+    await drainDead('work');
   });
 
   it('requeues a message whose handler throws a plain Error and processes it once it succeeds (twice failing, then ok)', async () => {

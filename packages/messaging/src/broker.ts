@@ -2,7 +2,6 @@ import { connect, type Channel, type ChannelModel, type ConfirmChannel, type Con
 import {
   CATALOG,
   EXCHANGES,
-  MessageValidationError,
   newMessageId,
   routingKeyFor,
   validateMessage,
@@ -11,6 +10,7 @@ import {
   type MessageType,
 } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
+import { isPermanentFailure } from './permanent-failure.js';
 
 export interface QueueSpec {
   name: string;
@@ -95,14 +95,6 @@ export class RequestTimeoutError extends Error {
   }
 }
 
-/** A handler throws this when the message can never succeed: dead-letter it at once. */
-export class PoisonMessageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'PoisonMessageError';
-  }
-}
-
 interface Registration {
   queue: QueueSpec;
   handler: Handler;
@@ -128,7 +120,15 @@ export interface BrokerOptions {
   onConsume?: (queue: string, lagSeconds: number) => void;
   /** Sent as the `connection_name` client property: names this connection in rabbitmqctl and the management UI. */
   connectionName?: string;
+  /**
+   * Told of every message sent to its queue's dead-letter queue, and why: `malformed` (not a valid
+   * message), `permanent` (its handler failed in a way no retry mends, see isPermanentFailure) or
+   * `attempts` (its handler failed maxAttempts times). For a metric; the `.dead` queue keeps the message.
+   */
+  onDeadLetter?: (queue: string, reason: DeadLetterReason) => void;
 }
+
+export type DeadLetterReason = 'malformed' | 'permanent' | 'attempts';
 
 const REPLY_TO = 'amq.rabbitmq.reply-to';
 const REPLY_DEADLINE_HEADER = 'x-reply-deadline';
@@ -302,6 +302,7 @@ export class Broker {
     } catch (err) {
       log.error('malformed message dead-lettered', { queue: reg.queue.name, error: (err as Error).message });
       safe(() => ch.nack(msg, false, false));
+      this.options.onDeadLetter?.(reg.queue.name, 'malformed');
       return;
     }
     const deadline = Number((msg.properties.headers as Record<string, unknown> | undefined)?.[REPLY_DEADLINE_HEADER]);
@@ -349,9 +350,11 @@ export class Broker {
         });
       }
     } catch (err) {
-      const poison = err instanceof PoisonMessageError || err instanceof MessageValidationError;
+      // A permanent failure (the database refusing the document, a poison message) would fail
+      // the same way on every retry, holding up a serial partition meanwhile: dead-letter it now.
+      const permanent = isPermanentFailure(err);
       const n = (this.attempts.get(envelope.id) ?? 0) + 1;
-      if (poison || n >= reg.options.maxAttempts) {
+      if (permanent || n >= reg.options.maxAttempts) {
         this.attempts.delete(envelope.id);
         log.error('message dead-lettered', {
           queue: reg.queue.name,
@@ -359,9 +362,11 @@ export class Broker {
           message_id: envelope.id,
           correlation_id: envelope.correlation_id,
           attempts: n,
+          reason: permanent ? 'permanent' : 'attempts',
           error: String(err),
         });
         safe(() => ch.nack(msg, false, false));
+        this.options.onDeadLetter?.(reg.queue.name, permanent ? 'permanent' : 'attempts');
         return;
       }
       this.attempts.set(envelope.id, n);

@@ -1,4 +1,5 @@
 import { connectionViewSchema } from '../messages/catalog.js';
+import { storableString } from './storable.js';
 
 /**
  * Users' connections (brief: revocation through the API). One connection is the
@@ -21,8 +22,8 @@ export const connectionPathSchema = {
   $id: 'ConnectionPath',
   type: 'object',
   properties: {
-    user_id: { type: 'string', minLength: 1, maxLength: 256 },
-    service: { type: 'string', minLength: 1, maxLength: 256 },
+    user_id: { type: 'string', minLength: 1, maxLength: 256, ...storableString },
+    service: { type: 'string', minLength: 1, maxLength: 256, ...storableString },
   },
   required: ['user_id'],
   additionalProperties: false,

@@ -1,4 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import { METADATA_MAX_STRING, STORABLE_MAX_DEPTH, storableString } from './storable.js';
 
 /** Spec 8.1: counted in Unicode code points (an emoji is one character). */
 export const PROMPT_MAX_CHARS = 10_000;
@@ -22,14 +23,29 @@ export const metadataSchema = {
   propertyNames: { maxLength: 40 },
 } as const;
 
+/**
+ * Metadata as a request gives it: what the database can store (no NUL, no key starting with `$`
+ * or holding `.`, nesting at most STORABLE_MAX_DEPTH deep, strings at most METADATA_MAX_STRING).
+ */
+export const metadataBodySchema = {
+  ...metadataSchema,
+  description:
+    `Your own key-value data, echoed back. At most 50 top-level keys of at most 40 characters; objects and arrays nested at most ${STORABLE_MAX_DEPTH} deep; ` +
+    `strings and keys at most ${METADATA_MAX_STRING} characters; no NUL character (U+0000); no key starting with "$" or containing ".".`,
+  'x-storable': { max_depth: STORABLE_MAX_DEPTH, max_string_length: METADATA_MAX_STRING },
+} as const;
+
 /** POST /v1/tasks body. The 10,000 character limit is checked apart: it answers 422, not 400. */
 export const createTaskBodySchema = {
   $id: 'CreateTaskBody',
   type: 'object',
   properties: {
-    prompt: { type: 'string', minLength: 1 },
-    user_id: { anyOf: [{ type: 'string', minLength: 1, maxLength: 256 }, { type: 'null' }] },
-    metadata: metadataSchema,
+    prompt: { type: 'string', minLength: 1, description: 'What to do, in plain language. No NUL character (U+0000).', ...storableString },
+    user_id: {
+      anyOf: [{ type: 'string', minLength: 1, maxLength: 256, ...storableString }, { type: 'null' }],
+      description: 'Your id of the end user the task acts for. No NUL character (U+0000).',
+    },
+    metadata: metadataBodySchema,
     mode: { type: 'string', enum: ['live', 'test'] },
   },
   required: ['prompt'],
@@ -119,7 +135,7 @@ export const listTasksQuerySchema = {
   type: 'object',
   properties: {
     status: { type: 'string', enum: TASK_STATUSES },
-    user_id: { type: 'string', minLength: 1, maxLength: 256 },
+    user_id: { type: 'string', minLength: 1, maxLength: 256, ...storableString },
     limit: { type: 'integer', minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT },
     offset: { type: 'integer', minimum: 0, maximum: 1_000_000, default: 0 },
   },

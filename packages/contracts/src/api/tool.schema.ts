@@ -1,4 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import { MANIFEST_MAX_STRING, STORABLE_MAX_DEPTH } from './storable.js';
 
 /**
  * Custom tools (brief: an account registers a custom HTTP tool from a JSON manifest).
@@ -22,7 +23,7 @@ export const toolActionSchema = {
     method: { type: 'string', enum: HTTP_METHODS },
     /** Appended to base_url; `{field}` is replaced by that input field (URL-encoded). */
     path: { type: 'string', pattern: '^/', maxLength: 500 },
-    /** A JSON Schema of type object; compiled by ajv at registration. */
+    /** A JSON Schema of type object; compiled by ajv at registration. Stored as given: no `$` keywords (`$ref`, `$defs`). */
     input_schema: { type: 'object' },
     /** Default: read for GET, destructive for DELETE, write otherwise. */
     side_effect: { type: 'string', enum: ['read', 'write', 'destructive'] },
@@ -47,10 +48,15 @@ const oauthProperties = {
   token_auth: { type: 'string', enum: ['basic', 'post'] },
 } as const;
 
-/** POST /v1/tools: the manifest. */
+/**
+ * POST /v1/tools: the manifest. `x-storable` (api/storable.ts) holds all of it to what the
+ * database stores: no NUL, no key starting with `$` or holding `.` (so input schemas without
+ * `$ref`/`$defs`), nesting and strings bounded.
+ */
 export const toolManifestSchema = {
   $id: 'ToolManifest',
   type: 'object',
+  'x-storable': { max_depth: STORABLE_MAX_DEPTH, max_string_length: MANIFEST_MAX_STRING },
   properties: {
     name: { type: 'string', pattern: TOOL_NAME_PATTERN },
     description: { type: 'string', minLength: 1, maxLength: 1000 },

@@ -10,7 +10,7 @@ import {
   type ToolListRequest,
   type ToolRegister,
 } from '@tes/contracts';
-import type { Broker, Delivery } from '@tes/messaging';
+import { isPermanentFailure, type Broker, type Delivery } from '@tes/messaging';
 import { PartitionMemory } from '../domain/partition-memory.js';
 import type { TaskWriter } from '../domain/task-writer.js';
 import type { ToolAdmin } from '../domain/tool-admin.js';
@@ -39,6 +39,8 @@ export async function consumePartitions(
             await handle(d, mem, writer, tools, options);
           } catch (err) {
             mem.forget();
+            // Dead-lettered at once by the broker: answer the requester now rather than let it time out.
+            if (isPermanentFailure(err)) await d.reply(REFUSED_BY_DATABASE).catch(() => undefined);
             throw err;
           }
         }),
@@ -46,6 +48,16 @@ export async function consumePartitions(
     );
   }
 }
+
+/**
+ * The answer to a request whose write the database refused for good (a value it cannot store):
+ * 400 invalid_request at the gateway. The database's own message stays in the log (it can name
+ * internals); the gateway's schema names the field for what it knows to refuse.
+ */
+const REFUSED_BY_DATABASE = {
+  ok: false,
+  error: { code: 'invalid_request', message: 'The request holds a value the database cannot store; nothing was created or changed' },
+};
 
 export interface PartitionOptions {
   /**
