@@ -391,6 +391,8 @@ export function dashboardRouter(deps: DashboardDeps): express.Router {
       async () => {
         if (!url) throw new DashError(400, 'Not accepted', 'Enter the URL of your webhook endpoint.');
         if (url.length > 2048) throw new DashError(400, 'Not accepted', 'The URL is too long (2048 characters at most).');
+        // The database cannot store a NUL: refused here rather than waiting for the dispatcher's answer to time out.
+        if (url.includes('\u0000')) throw new DashError(400, 'Not accepted', 'The URL holds a NUL character.');
         await ask('webhook.set', { account_id: ctx.account._id, environment: ctx.env, url }, 'Webhook service');
         deps.logger.info('dashboard: webhook endpoint set', { account_id: ctx.account._id, environment: ctx.env });
         redirect(res, href('/webhooks', { env: ctx.env, done: 'endpoint_saved' }));
