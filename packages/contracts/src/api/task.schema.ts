@@ -85,7 +85,11 @@ export const taskSchema = {
     error: taskErrorSchema,
     metadata: { type: 'object' },
     /** Only while status is `waiting` (like Stripe's `next_action`): what the task waits for. */
-    waiting: waitingDataSchema,
+    waiting: {
+      ...waitingDataSchema,
+      description:
+        "Only while status is waiting: what the task waits for (the task.waiting webhook's data). auth_url is a consent link for the task's end user: single-use, valid a few minutes, freshly issued on every GET; show it only to that user.",
+    },
   },
   required: ['id', 'status', 'tool', 'created_at', 'metadata'],
   additionalProperties: false,
