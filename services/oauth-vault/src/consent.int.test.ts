@@ -284,6 +284,18 @@ describe('consent flow', () => {
     expect(renewed).toEqual({ ok: true, auth_url: expect.stringContaining('/oauth/consent/'), expires_at: expect.stringMatching(/Z$/) });
     expect(linkClaims(renewed.auth_url)['pa']).toBe(linkClaims(reply.auth_url as string)['pa']);
     expect((await continueConsent(renewed.auth_url)).status).toBe(303);
+    // A waiting task stored before consent links carries /oauth/start/<pa>: renewed the same way.
+    const legacy = (await h.client.request(
+      'consent_link.renew',
+      {
+        account_id: ACCOUNT,
+        environment: 'live',
+        auth_url: `${h.baseUrl}/oauth/start/${String(linkClaims(reply.auth_url as string)['pa'])}`,
+      },
+      { timeoutMs: 5000 },
+    )) as { ok: boolean; auth_url: string };
+    expect(legacy.ok).toBe(true);
+    expect((await new Browser().get(legacy.auth_url)).status).toBe(200);
     for (const q of [
       { account_id: 'acct_other', environment: 'live' as const, auth_url: reply.auth_url as string },
       { account_id: ACCOUNT, environment: 'test' as const, auth_url: reply.auth_url as string },
