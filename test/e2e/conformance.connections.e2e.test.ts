@@ -84,10 +84,12 @@ describe('public API conformance: waiting tasks and users’ connections', () =>
     await auth?.close();
   });
 
-  it('a live task that needs a user authorization is waiting: get and list show only the plain fields', async () => {
+  it('a live task that needs a user authorization is waiting: get shows the plain fields and `waiting`, list only the plain fields', async () => {
     const { id, waiting } = await createWaiting(USER);
     taskId = id;
-    expect(Object.keys(waiting.json).sort()).toEqual(['created_at', 'id', 'metadata', 'status', 'tool']);
+    expect(Object.keys(waiting.json).sort()).toEqual(['created_at', 'id', 'metadata', 'status', 'tool', 'waiting']);
+    expect(Object.keys(waiting.json.waiting).sort()).toEqual(['auth_url', 'message', 'reason', 'service']);
+    expect(waiting.json.waiting).toMatchObject({ reason: 'oauth_consent_required', auth_url: expect.stringContaining('/oauth/consent/') });
     const items = api.check('GET', '/tasks', await request('GET', url(`/tasks?status=waiting&user_id=${USER}`), { headers: live() }));
     expect(items.json.data.map((t: { id: string }) => t.id)).toEqual([taskId]);
     expect(Object.keys(items.json.data[0]).sort()).toEqual(['created_at', 'id', 'status', 'tool']);

@@ -68,14 +68,24 @@ describe('dashboard connections (browser)', () => {
     });
     expect(created.status).toBe(201);
     taskId = created.json.id as string;
-    const pending = await waitFor(
+    await waitFor(
       async () => {
-        const c = await credential();
-        return c.status === 'authorization_required' ? c : undefined;
+        const t = await request('GET', `${stack.baseUrl}/tasks/${taskId}`, { headers: { authorization: `Bearer ${liveKey}` } });
+        return t.json?.status === 'waiting' || undefined;
       },
-      { what: 'authorization required' },
+      { what: 'task waiting' },
     );
-    const done = await consent(new ConsentBrowser(), pending.auth_url ?? '');
+    // The owner's task page shows what it waits for, with a fresh consent link for that user.
+    expect(await signIn(page(), stack, EMAIL, PASSWORD)).toBe(303);
+    await page().goto(url(`/tasks/${taskId}?env=live`));
+    const waiting = (await page().getByTestId('waiting').textContent()) ?? '';
+    expect(waiting).toContain('Waiting for consent');
+    expect(waiting).toContain('oauth_consent_required');
+    expect(waiting).toContain(USER);
+    const authUrl = ((await page().getByTestId('auth-url').textContent()) ?? '').trim();
+    expect(authUrl).toContain('/oauth/consent/');
+    // That link works: the end user goes through the vault's page and the provider's consent.
+    const done = await consent(new ConsentBrowser(), authUrl);
     expect(done.status).toBe(200);
     const ok = await waitFor(
       async () => {
@@ -89,7 +99,7 @@ describe('dashboard connections (browser)', () => {
   });
 
   it('shows the end user (from recent tasks) and the connected service, never a token', async () => {
-    expect(await signIn(page(), stack, EMAIL, PASSWORD)).toBe(303);
+    // Signed in by the test above.
     await page().goto(url('/connections?env=test'));
     await expect(page().getByText('No test task has named an end user yet').count()).resolves.toBe(1);
     await page().getByRole('link', { name: 'Live' }).click();

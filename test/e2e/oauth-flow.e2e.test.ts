@@ -10,14 +10,17 @@ import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receive
  * a real OAuth 2.0 authorization server (oidc-provider, its own process) as GitHub's, and a
  * fake GitHub REST API beside it that accepts only that server's live tokens:
  *
- *   live-key task for a user with no connection → `waiting` + task.waiting webhook (auth_url)
- *   → a browser follows auth_url through sign-in and consent → the task resumes → `complete`
+ *   live-key task for a user with no connection → `waiting` (its GET carries `waiting` with the
+ *   auth_url) + task.waiting webhook (auth_url) → a browser opens the auth_url (the vault's consent
+ *   page), continues through sign-in and consent → the task resumes → `complete`
  *   → task.waiting then task.complete webhooks, in that order
  *   → no raw access or refresh token anywhere: API answers, webhooks, trace, logs, databases.
  *
  * And the refusal: denying consent fails the task with permission_denied (recoverable).
  * One consent resumes every task of that user waiting on the service (and no other user's);
  * after the connection is revoked through the API, a new task waits for consent again.
+ * Consent links expire (CONSENT_LINK_TTL_S, short here) and work once: each GET of the waiting
+ * task shows a fresh one.
  */
 describe('managed OAuth: pause for consent, resume, never expose a token', () => {
   let auth: GitHubAuthServer;
@@ -28,6 +31,7 @@ describe('managed OAuth: pause for consent, resume, never expose a token', () =>
   let vaultUrl: string;
   let logs: () => Record<string, string>;
   const PROMPT = 'List the open issues in acme/api';
+  const LINK_TTL_S = 5;
 
   beforeAll(async () => {
     // Live-key webhooks must go to an https endpoint: a real TLS receiver the dispatcher trusts.
@@ -45,6 +49,7 @@ describe('managed OAuth: pause for consent, resume, never expose a token', () =>
           PUBLIC_BASE_URL: vaultUrl,
           VAULT_KEYS: `k1:${randomBytes(32).toString('base64')}`,
           VAULT_STATE_SECRET: randomBytes(32).toString('base64url'),
+          CONSENT_LINK_TTL_S: String(LINK_TTL_S),
         },
         executor: { GITHUB_API_URL: auth.githubApiUrl },
         'webhook-dispatcher': { ...receiver.dispatcherEnv, WEBHOOK_RETRY_SCHEDULE_MS: '200,200,200,200' },
@@ -72,21 +77,24 @@ describe('managed OAuth: pause for consent, resume, never expose a token', () =>
     expect(created.json).toMatchObject({ status: 'running', tool: 'github' });
     const id = created.json.id as string;
 
-    const waiting = await api.until(id, ['waiting', 'complete', 'failed'], 30_000);
-    expect(waiting).toMatchObject({ id, status: 'waiting', tool: 'github', metadata: { case: userId } });
-    expect(waiting).not.toHaveProperty('result');
-    expect(waiting).not.toHaveProperty('error');
-
+    await api.until(id, ['waiting', 'complete', 'failed'], 30_000);
     const w = await hook(id, 'task.waiting');
     expect(w.signatureOk).toBe(true);
     expect(w.data).toEqual({
       reason: 'oauth_consent_required',
       service: 'github',
-      auth_url: expect.stringMatching(new RegExp(`^${vaultUrl}/oauth/start/pa_`)),
+      auth_url: expect.stringMatching(new RegExp(`^${vaultUrl}/oauth/consent/`)),
       message: expect.any(String),
     });
     expect(w.data.message.length).toBeGreaterThan(0);
-    return { id, authUrl: w.data.auth_url as string };
+
+    // A polling client gets the same from GET, with a freshly issued link (the webhook's may have expired already).
+    const waiting = (await api.get(id)).json;
+    expect(waiting).toMatchObject({ id, status: 'waiting', tool: 'github', metadata: { case: userId } });
+    expect(waiting).not.toHaveProperty('result');
+    expect(waiting).not.toHaveProperty('error');
+    expect(waiting.waiting).toEqual({ ...w.data, auth_url: expect.stringMatching(new RegExp(`^${vaultUrl}/oauth/consent/`)) });
+    return { id, authUrl: waiting.waiting.auth_url as string };
   }
 
   it('pauses a live task for consent, resumes it after the user grants access, and never exposes a token', async () => {
@@ -262,8 +270,7 @@ describe('managed OAuth: pause for consent, resume, never expose a token', () =>
     expect(after.json.data.filter((c: { status: string }) => c.status === 'connected')).toEqual([]);
 
     // A new task for GitHub is paused for consent again (task.waiting, reason oauth_consent_required,
-    // with an auth_url: the vault may hand out the same link again, it starts a fresh consent each
-    // time it is opened), without calling GitHub.
+    // with a fresh auth_url), without calling GitHub.
     const callsBefore = (await auth.githubCalls()).length;
     const second = await createWaitingTask('u_revokes');
     expect((await auth.githubCalls()).length).toBe(callsBefore);
@@ -276,5 +283,30 @@ describe('managed OAuth: pause for consent, resume, never expose a token', () =>
       result: { count: 2 },
     });
     expect((await auth.githubCalls()).length).toBe(callsBefore + 1);
+  });
+
+  it('shows a waiting task’s consent link on GET; the link works once, expires, and a later GET gives a new working one', async () => {
+    const { id, authUrl } = await createWaitingTask('u_polls');
+    const page = await new Browser().get(authUrl);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`<code>${account.account_id}</code>`);
+    expect(page.text).toContain('<code>u_polls</code>');
+
+    // Past the link's lifetime it is refused, whatever the reader.
+    await new Promise((r) => setTimeout(r, (LINK_TTL_S + 1) * 1000));
+    const expired = await new Browser().get(authUrl);
+    expect(expired.status).toBe(410);
+    expect(expired.text).toContain('Ask the application for a new one');
+    expect((await api.get(id)).json).toMatchObject({ status: 'waiting' });
+
+    // Reading the task again issues a new link, which works.
+    const again = (await api.get(id)).json;
+    expect(again.waiting.auth_url).not.toBe(authUrl);
+    const done = await consent(new Browser(), again.waiting.auth_url as string);
+    expect(done.text).toContain('Connected — you may close this window');
+    expect(await api.until(id, ['complete', 'failed', 'cancelled'], 30_000)).toMatchObject({ status: 'complete' });
+    expect((await api.get(id)).json).not.toHaveProperty('waiting');
+    // Used: the same link again is refused.
+    expect((await new Browser().get(again.waiting.auth_url as string)).status).toBe(410);
   });
 });

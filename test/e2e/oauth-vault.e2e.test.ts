@@ -85,7 +85,7 @@ describe('oauth-vault service (real processes)', () => {
   it('connects a user through consent, then serves a token', async () => {
     const first = await credential({ user_id: 'e2e-user' });
     expect(first.status).toBe('authorization_required');
-    expect(first.auth_url?.startsWith(`${publicUrl}/oauth/start/`)).toBe(true);
+    expect(first.auth_url?.startsWith(`${publicUrl}/oauth/consent/`)).toBe(true);
     const page = await consent(new Browser(), first.auth_url ?? '');
     expect(page.status).toBe(200);
     expect(page.text).toContain('Connected — you may close this window');

@@ -249,8 +249,8 @@ export class TaskServiceClient {
   /**
    * Polls GET /tasks/:task_id with a growing pause until the task is complete, failed or
    * cancelled, and returns it (a failed task is returned, not thrown: read `task.error`).
-   * A task `waiting` for OAuth consent keeps being polled; its `auth_url` comes only in the
-   * `task.waiting` webhook.
+   * A task `waiting` for OAuth consent keeps being polled; `onPoll` sees it with `task.waiting`
+   * (its `auth_url` freshly issued on each read) to show to its end user.
    */
   async waitForTask(taskId: string, options: WaitForTaskOptions = {}): Promise<Task> {
     const timeoutMs = options.timeoutMs ?? 300_000;

@@ -64,6 +64,7 @@ describe('the SDK types match the service contracts', () => {
       result: {},
       error: { code: '', message: '', tool: '', recoverable: false, suggestion: '' },
       metadata: {},
+      waiting: { reason: '', service: '', auth_url: '', message: '' },
     };
     expect(Object.keys(task).sort()).toEqual(fields(contracts.taskSchema));
     const create: Required<sdk.CreateTaskParams> = { prompt: '', user_id: null, metadata: {}, mode: 'live' };

@@ -44,6 +44,11 @@ export interface Task {
   /** Set when `status` is `failed`. */
   error?: TaskError;
   metadata: Metadata;
+  /**
+   * Set when `status` is `waiting`: what the task waits for. Its `auth_url` is a consent link for
+   * the task's end user, single-use and valid a few minutes; every read gives a fresh one.
+   */
+  waiting?: WaitingData;
 }
 
 /** POST /tasks answer (201). */
@@ -229,7 +234,7 @@ export interface WaitingData {
   /** For example `oauth_consent_required`. */
   reason: string;
   service: string;
-  /** Show this URL to the end user; the task resumes after consent. */
+  /** Show this URL only to the end user the task belongs to (it is single-use and expires within minutes); the task resumes after consent. */
   auth_url: string;
   message: string;
 }

@@ -22,8 +22,10 @@ export const configSchema = {
     NODE_ENV: { type: 'string', default: 'development' },
     /** Lifetime of the signed OAuth `state` (the consent must finish within it). */
     STATE_TTL_S: { type: 'integer', minimum: 30, maximum: 3600, default: 600 },
-    /** Lifetime of an `auth_url` handed to a waiting task. */
+    /** Lifetime of a pending authorization: how long a waiting task's consent can still be given (each read of the task gets a fresh link to it). */
     PENDING_AUTH_TTL_S: { type: 'integer', minimum: 60, default: 604800 },
+    /** Lifetime of one consent link (the `auth_url`, single-use): 15 minutes by default. */
+    CONSENT_LINK_TTL_S: { type: 'integer', minimum: 1, maximum: 86400, default: 900 },
     /** credential.get refreshes a token that expires within this many seconds. */
     REFRESH_MARGIN_S: { type: 'integer', minimum: 0, default: 60 },
     /** The background sweep refreshes tokens this long before they expire. */
@@ -57,6 +59,7 @@ export const configSchema = {
     'NODE_ENV',
     'STATE_TTL_S',
     'PENDING_AUTH_TTL_S',
+    'CONSENT_LINK_TTL_S',
     'REFRESH_MARGIN_S',
     'REFRESH_AHEAD_S',
     'SWEEP_INTERVAL_MS',

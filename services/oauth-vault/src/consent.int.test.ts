@@ -1,5 +1,5 @@
 import { waitFor } from '@tes/testing';
-import { Browser, consent } from '../test/browser.js';
+import { Browser, consent, continueConsent } from '../test/browser.js';
 import { ACCOUNT, SERVICE, startHarness, stringsOf, type Harness } from '../test/harness.js';
 
 /**
@@ -21,18 +21,28 @@ describe('consent flow', () => {
     const reply = await h.credential({ user_id: 'u-none', scopes: ['repo'] });
     expect(reply).toEqual({
       status: 'authorization_required',
-      auth_url: expect.stringMatching(new RegExp(`^${h.baseUrl}/oauth/start/pa_`)),
+      auth_url: expect.stringMatching(new RegExp(`^${h.baseUrl}/oauth/consent/ey`)),
       message: expect.any(String),
     });
-    // The same user and scopes get the same link while it is valid (one link, not one per task).
+    // The same user and scopes get the same pending authorization (one consent, not one per task), each time through a fresh link.
     const again = await h.credential({ user_id: 'u-none', scopes: ['repo'], task_id: 'task_other' });
-    expect(again.auth_url).toBe(reply.auth_url);
+    expect(again.auth_url).not.toBe(reply.auth_url);
+    expect(linkClaims(again.auth_url as string)['pa']).toBe(linkClaims(reply.auth_url as string)['pa']);
+    expect(linkClaims(reply.auth_url as string)).toMatchObject({
+      acct: ACCOUNT,
+      env: 'live',
+      usr: 'u-none',
+      svc: SERVICE,
+      aud: 'oauth-consent',
+    });
+    const c = linkClaims(reply.auth_url as string);
+    expect((c['exp'] as number) - (c['iat'] as number)).toBe(900);
   });
 
   it('redirects to the provider with a signed state, PKCE and the union of default and needed scopes', async () => {
     const reply = await h.credential({ user_id: 'u-redirect', scopes: ['repo'] });
-    const res = await fetch(reply.auth_url as string, { redirect: 'manual' });
-    expect(res.status).toBe(302);
+    const res = await continueConsent(reply.auth_url as string);
+    expect(res.status).toBe(303);
     const loc = new URL(res.headers.get('location') as string);
     expect(`${loc.origin}${loc.pathname}`).toBe(`${h.auth.issuer}/auth`);
     expect(loc.searchParams.get('client_id')).toBe(h.auth.clientId);
@@ -133,14 +143,15 @@ describe('consent flow', () => {
     const more = await h.credential({ user_id: user, scopes: ['repo', 'chat:write'] });
     expect(more.status).toBe('authorization_required');
     expect(more.message).toMatch(/additional/);
-    const start = await fetch(more.auth_url as string, { redirect: 'manual' });
+    const start = await continueConsent(more.auth_url as string);
     expect(new URL(start.headers.get('location') as string).searchParams.get('scope')?.split(' ').sort()).toEqual([
       'chat:write',
       'read:user',
       'repo',
     ]);
 
-    const page = await consent(new Browser(), more.auth_url as string);
+    const again = await h.credential({ user_id: user, scopes: ['repo', 'chat:write'] }); // that link is used: a fresh one
+    const page = await consent(new Browser(), again.auth_url as string);
     expect(page.text).toContain('Connected');
     const ok = await h.credential({ user_id: user, scopes: ['repo', 'chat:write'] });
     expect(ok.status).toBe('ok');
@@ -186,7 +197,7 @@ describe('consent flow', () => {
     // A fresh consent whose callback is opened by another browser (no nonce cookie).
     const second = await h.credential({ user_id: 'u-erin', scopes: ['repo'] });
     const victim = new Browser();
-    const start = await fetch(second.auth_url as string, { redirect: 'manual' });
+    const start = await continueConsent(second.auth_url as string);
     const stateOnly = new URL(start.headers.get('location') as string).searchParams.get('state') as string;
     const foreign = await victim.get(`${h.baseUrl}/oauth/callback?code=abc&state=${encodeURIComponent(stateOnly)}`);
     expect(foreign.status).toBe(400);
@@ -199,10 +210,113 @@ describe('consent flow', () => {
     expect(h.changes.filter((c) => c.user_id === 'u-erin')).toEqual([]);
   });
 
-  it('shows an expired page for an unknown or expired auth_url', async () => {
+  it('shows a page naming the application and the user, and goes to the provider only on Continue', async () => {
+    const reply = await h.credential({ user_id: 'u-page <b>', scopes: ['repo'] });
+    const browser = new Browser();
+    const page = await browser.get(reply.auth_url as string);
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(new RegExp(`data-testid="application"><code>${ACCOUNT}</code>`));
+    expect(page.text).toContain('data-testid="user"><code>u-page &lt;b&gt;</code>');
+    expect(page.text).toContain('Continue to GitHub');
+    expect(page.text).not.toMatch(/<script/i);
+    // The Continue form may lead to the provider's origin (browsers check form-action on the redirect), nowhere else.
+    expect(page.headers.get('content-security-policy')).toContain(`form-action 'self' ${new URL(h.auth.issuer).origin};`);
+    expect(browser.visited.some((u) => u.startsWith(h.auth.issuer))).toBe(false);
+    // Opening the page used nothing: opening it again shows it again.
+    expect((await browser.get(reply.auth_url as string)).status).toBe(200);
+  });
+
+  it('refuses a reused consent link with a page asking for a new one', async () => {
+    const reply = await h.credential({ user_id: 'u-reuse', scopes: ['repo'] });
+    const first = await continueConsent(reply.auth_url as string);
+    expect(first.status).toBe(303);
+    const again = await new Browser().get(reply.auth_url as string);
+    expect(again.status).toBe(410);
+    expect(again.text).toContain('This link was used or has expired');
+    expect(again.text).toContain('Ask the application for a new one');
+    // The form posted again (the page kept open in another tab) is refused too, and starts nothing.
+    const attempts = await h.mongo.db!.collection('auth_attempts').countDocuments();
+    await expect(continueConsent(reply.auth_url as string)).rejects.toThrow(/not a consent page \(410\)/);
+    expect(await h.mongo.db!.collection('auth_attempts').countDocuments()).toBe(attempts);
+  });
+
+  it('refuses an expired consent link (CONSENT_LINK_TTL_S)', async () => {
+    const ttl = h.deps.settings.consentLinkTtlS;
+    h.deps.settings.consentLinkTtlS = 1;
+    try {
+      const reply = await h.credential({ user_id: 'u-expiry', scopes: ['repo'] });
+      expect((await fetch(reply.auth_url as string)).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 2100));
+      const res = await fetch(reply.auth_url as string);
+      expect(res.status).toBe(410);
+      expect(await res.text()).toContain('used or has expired');
+    } finally {
+      h.deps.settings.consentLinkTtlS = ttl;
+    }
+  });
+
+  it('refuses Continue without the page cookie (a cross-site form post)', async () => {
+    const reply = await h.credential({ user_id: 'u-csrf', scopes: ['repo'] });
+    const token = new URL(reply.auth_url as string).pathname.split('/').pop() as string;
+    const res = await fetch(`${h.baseUrl}/oauth/consent`, {
+      method: 'POST',
+      redirect: 'manual',
+      body: new URLSearchParams({ token, csrf: 'x' }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(res.status).toBe(403);
+    // Not used up: the user can still continue from the page.
+    expect((await continueConsent(reply.auth_url as string)).status).toBe(303);
+  });
+
+  it('renews a used or expired link for the same account only (consent_link.renew), and logs link ids shortened', async () => {
+    const reply = await h.credential({ user_id: 'u-renew', scopes: ['repo'] });
+    await continueConsent(reply.auth_url as string);
+    const renewed = (await h.client.request(
+      'consent_link.renew',
+      { account_id: ACCOUNT, environment: 'live', auth_url: reply.auth_url as string },
+      { timeoutMs: 5000 },
+    )) as {
+      ok: boolean;
+      auth_url: string;
+      expires_at: string;
+    };
+    expect(renewed).toEqual({ ok: true, auth_url: expect.stringContaining('/oauth/consent/'), expires_at: expect.stringMatching(/Z$/) });
+    expect(linkClaims(renewed.auth_url)['pa']).toBe(linkClaims(reply.auth_url as string)['pa']);
+    expect((await continueConsent(renewed.auth_url)).status).toBe(303);
+    // A waiting task stored before consent links carries /oauth/start/<pa>: renewed the same way.
+    const legacy = (await h.client.request(
+      'consent_link.renew',
+      {
+        account_id: ACCOUNT,
+        environment: 'live',
+        auth_url: `${h.baseUrl}/oauth/start/${String(linkClaims(reply.auth_url as string)['pa'])}`,
+      },
+      { timeoutMs: 5000 },
+    )) as { ok: boolean; auth_url: string };
+    expect(legacy.ok).toBe(true);
+    expect((await new Browser().get(legacy.auth_url)).status).toBe(200);
+    for (const q of [
+      { account_id: 'acct_other', environment: 'live' as const, auth_url: reply.auth_url as string },
+      { account_id: ACCOUNT, environment: 'test' as const, auth_url: reply.auth_url as string },
+      { account_id: ACCOUNT, environment: 'live' as const, auth_url: `${h.baseUrl}/oauth/consent/forged.token.here` },
+    ]) {
+      expect(await h.client.request('consent_link.renew', q, { timeoutMs: 5000 })).toMatchObject({
+        ok: false,
+        error: { code: 'not_found' },
+      });
+    }
+    const logs = h.logLines().join('\n');
+    const { jti, pa } = linkClaims(reply.auth_url as string) as { jti: string; pa: string };
+    expect(logs).toContain(jti.slice(0, 10));
+    expect(logs).not.toContain(jti);
+    expect(logs).not.toContain(pa);
+  });
+
+  it('answers the old bearer links (/oauth/start/<id>) with the used-or-expired page', async () => {
     const res = await fetch(`${h.baseUrl}/oauth/start/pa_doesnotexist`);
-    expect(res.status).toBe(404);
-    expect(await res.text()).toContain('expired');
+    expect(res.status).toBe(410);
+    expect(await res.text()).toContain('Ask the application for a new one');
   });
 
   it('answers error for a service without a configured provider', async () => {
@@ -216,3 +330,9 @@ describe('consent flow', () => {
     });
   });
 });
+
+/** The claims of a consent link (a JWT in the path). */
+function linkClaims(authUrl: string): Record<string, unknown> {
+  const token = new URL(authUrl).pathname.split('/').pop() as string;
+  return JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>;
+}

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { CredentialGet, CredentialReply, Environment, ProviderDelete, ProviderRegister } from '@tes/contracts';
 import { waitFor } from '@tes/testing';
 import { startAuthServer, type AuthServer } from '../test/auth-server.js';
-import { Browser, consent } from '../test/browser.js';
+import { Browser, consent, continueConsent } from '../test/browser.js';
 import { ACCOUNT, startHarness, stringsOf, type Harness } from '../test/harness.js';
 import { aadOf } from './domain/connection-docs.js';
 import { connectionIdOf, type ConnectionDoc } from './store/connection.repository.js';
@@ -76,8 +76,8 @@ describe("custom tools' OAuth providers", () => {
   };
   /** Where an auth_url sends the browser: the provider's authorize request. */
   const authorizeRequest = async (authUrl: string) => {
-    const res = await fetch(authUrl, { redirect: 'manual' });
-    expect(res.status).toBe(302);
+    const res = await continueConsent(authUrl);
+    expect(res.status).toBe(303);
     return new URL(res.headers.get('location') as string);
   };
   /** As if the access token were a few seconds from expiry (it lives an hour). */
@@ -93,7 +93,7 @@ describe("custom tools' OAuth providers", () => {
     const first = await ask('c-alice');
     expect(first).toEqual({
       status: 'authorization_required',
-      auth_url: expect.stringMatching(new RegExp(`^${h.baseUrl}/oauth/start/pa_`)),
+      auth_url: expect.stringMatching(new RegExp(`^${h.baseUrl}/oauth/consent/`)),
       message: expect.stringContaining('Acme CRM'),
     });
 
@@ -110,7 +110,7 @@ describe("custom tools' OAuth providers", () => {
 
     const acme0 = await acme.stats();
     const deployment0 = await h.auth.stats();
-    const page = await consent(new Browser(), first.auth_url as string);
+    const page = await consent(new Browser(), (await ask('c-alice')).auth_url as string); // that link was used: a fresh one
     expect(page.status).toBe(200);
     expect(page.text).toContain('Connected — you may close this window');
     expect(page.text).toContain('Acme CRM is now connected');
@@ -196,9 +196,9 @@ describe("custom tools' OAuth providers", () => {
     expect(failed.text).toContain('could not be completed');
     expect(await docOf('c-bob')).toBeNull();
 
-    // The right secret again: the same auth_url now completes.
+    // The right secret again: a fresh link to the same authorization now completes.
     expect(await register()).toEqual({ ok: true });
-    expect((await consent(new Browser(), reply.auth_url as string)).text).toContain('Connected');
+    expect((await consent(new Browser(), (await ask('c-bob')).auth_url as string)).text).toContain('Connected');
     expect((await ask('c-bob')).status).toBe('ok');
 
     // A refresh with a wrong secret is refused by the server (invalid_client): the connection breaks.
@@ -208,7 +208,7 @@ describe("custom tools' OAuth providers", () => {
     const expired = await ask('c-bob');
     expect(expired).toEqual({
       status: 'expired',
-      auth_url: expect.stringMatching(new RegExp(`^${h.baseUrl}/oauth/start/pa_`)),
+      auth_url: expect.stringMatching(new RegExp(`^${h.baseUrl}/oauth/consent/`)),
       message: expect.stringContaining('Acme CRM'),
     });
     expect(await docOf('c-bob')).toMatchObject({
@@ -269,7 +269,8 @@ describe("custom tools' OAuth providers", () => {
     const loc = await authorizeRequest(gh.auth_url as string);
     expect(`${loc.origin}${loc.pathname}`).toBe(`${h.auth.issuer}/auth`);
     expect(loc.searchParams.get('client_id')).toBe(h.auth.clientId);
-    expect((await consent(new Browser(), gh.auth_url as string)).text).toContain('Connected');
+    const ghAgain = await h.credential({ user_id: 'c-dave', scopes: ['repo'] });
+    expect((await consent(new Browser(), ghAgain.auth_url as string)).text).toContain('Connected');
     expect(await unregister({ service: 'github' })).toEqual({
       ok: false,
       error: { code: 'invalid_request', message: expect.stringContaining('github') },
@@ -301,7 +302,7 @@ describe("custom tools' OAuth providers", () => {
 
     expect(await ask('c-erin')).toEqual(noProvider);
     expect((await h.list('c-erin')).connections).toEqual([]);
-    expect((await fetch(pending.auth_url as string, { redirect: 'manual' })).status).toBe(404);
+    expect((await fetch(pending.auth_url as string, { redirect: 'manual' })).status).toBe(410);
     // Idempotent.
     expect(await unregister()).toEqual({ ok: true });
     expect(await unregister({ service: 'never_registered' })).toEqual({ ok: true });

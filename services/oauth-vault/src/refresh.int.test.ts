@@ -92,7 +92,7 @@ describe('refresh', () => {
     const reply = await h.credential({ user_id: 'r-revoked-at-provider', scopes: ['repo'] });
     expect(reply).toEqual({
       status: 'expired',
-      auth_url: expect.stringContaining('/oauth/start/pa_'),
+      auth_url: expect.stringContaining('/oauth/consent/'),
       message: expect.stringMatching(/re-authorize/),
     });
     const broken = await docOf('r-revoked-at-provider');

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { REPO_ROOT, waitFor } from '@tes/testing';
-import { Browser, consent } from '../test/browser.js';
+import { Browser, consent, continueConsent } from '../test/browser.js';
 import { ACCOUNT, SERVICE, startHarness, type Harness } from '../test/harness.js';
 import { aadOf } from './domain/connection-docs.js';
 import { connectionIdOf, type ConnectionDoc } from './store/connection.repository.js';
@@ -145,7 +145,7 @@ describe('revocation', () => {
     expect((await b.get(`${h.baseUrl}/settings`)).status).toBe(401);
     // A state token is no settings link (separate keys and audiences).
     const reply = await h.credential({ user_id: 'v-dave', scopes: ['repo'] });
-    const start = await fetch(reply.auth_url as string, { redirect: 'manual' });
+    const start = await continueConsent(reply.auth_url as string);
     const state = new URL(start.headers.get('location') as string).searchParams.get('state') as string;
     expect((await b.get(`${h.baseUrl}/settings?token=${state}`)).status).toBe(401);
   });

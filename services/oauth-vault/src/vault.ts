@@ -22,6 +22,7 @@ export type VaultConfig = Pick<
   | 'PUBLIC_PORT'
   | 'STATE_TTL_S'
   | 'PENDING_AUTH_TTL_S'
+  | 'CONSENT_LINK_TTL_S'
   | 'REFRESH_MARGIN_S'
   | 'REFRESH_AHEAD_S'
   | 'PROBE_INTERVAL_S'
@@ -84,6 +85,7 @@ export function buildVault(o: BuildOptions): VaultDeps {
       publicBaseUrl: publicBaseUrl(config),
       stateTtlS: config.STATE_TTL_S,
       pendingTtlS: config.PENDING_AUTH_TTL_S,
+      consentLinkTtlS: config.CONSENT_LINK_TTL_S,
       refreshMarginMs: config.REFRESH_MARGIN_S * 1000,
       leaseTtlMs: config.LEASE_TTL_MS,
       refreshAheadMs: config.REFRESH_AHEAD_S * 1000,

@@ -142,13 +142,20 @@ function decodeEntities(s: string): string {
     .replace(/&#39;/g, "'");
 }
 
+/** The vault's page behind an `auth_url`, asking to continue to the provider. */
+export function isConsentPage(page: Page): boolean {
+  return /<form method="post" action="\/oauth\/consent">/.test(page.text);
+}
+
 /**
- * Opens an `auth_url` and goes through the provider's sign-in and consent pages: grants
+ * Opens an `auth_url` (the vault's consent page, then Continue) and goes through the provider's sign-in and consent pages: grants
  * (submits the forms) or denies (follows the provider's Cancel link). Returns the page the
  * browser ends on (the vault's callback page).
  */
 export async function consent(browser: Browser, authUrl: string, o: { deny?: boolean; login?: string } = {}): Promise<Page> {
   let page = await browser.get(authUrl);
+  // The vault's consent page (which application, which user): Continue.
+  if (isConsentPage(page)) page = await browser.submit(page);
   for (let i = 0; i < 6; i++) {
     if (!/name="prompt"/.test(page.text)) return page;
     if (o.deny) {
@@ -159,4 +166,27 @@ export async function consent(browser: Browser, authUrl: string, o: { deny?: boo
     page = await browser.submit(page, prompt === 'login' ? { login: o.login ?? 'alice', password: 'any-password' } : {});
   }
   return page;
+}
+
+/**
+ * Opens an `auth_url` and presses Continue without following the answer: the vault's response
+ * (a 303 to the provider's authorize URL, with the browser-nonce cookie) as fetch gives it.
+ */
+export async function continueConsent(authUrl: string): Promise<Response> {
+  const page = await fetch(authUrl, { redirect: 'manual' });
+  const text = await page.text();
+  if (!isConsentPage({ url: authUrl, status: page.status, text, headers: page.headers })) {
+    throw new Error(`not a consent page (${page.status}) at ${authUrl}:\n${text.slice(0, 300)}`);
+  }
+  const form = parseForms(text)[0]!;
+  const cookie = page.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  return fetch(new URL(form.action, authUrl), {
+    method: 'POST',
+    redirect: 'manual',
+    body: new URLSearchParams(form.fields).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
+  });
 }

@@ -68,6 +68,24 @@ export const taskErrorSchema = {
 } as const;
 export type TaskError = FromSchema<typeof taskErrorSchema>;
 
+/**
+ * Why a task waits and what unblocks it (task.waiting's data, and `waiting` on a waiting task):
+ * `auth_url` is a consent link for the task's end user, short-lived and single-use; reading the
+ * task again gives a fresh one.
+ */
+export const waitingDataSchema = {
+  type: 'object',
+  properties: {
+    reason: { type: 'string' },
+    service: { type: 'string' },
+    auth_url: { type: 'string', format: 'uri' },
+    message: { type: 'string' },
+  },
+  required: ['reason', 'service', 'auth_url', 'message'],
+  additionalProperties: false,
+} as const;
+export type WaitingData = FromSchema<typeof waitingDataSchema>;
+
 /** GET /v1/tasks/:id (spec 2.1). */
 export const taskSchema = {
   $id: 'Task',
@@ -82,6 +100,12 @@ export const taskSchema = {
     result: { type: 'object' },
     error: taskErrorSchema,
     metadata: { type: 'object' },
+    /** Only while status is `waiting` (like Stripe's `next_action`): what the task waits for. */
+    waiting: {
+      ...waitingDataSchema,
+      description:
+        "Only while status is waiting: what the task waits for (the task.waiting webhook's data). auth_url is a consent link for the task's end user: single-use, valid a few minutes, freshly issued on every GET; show it only to that user.",
+    },
   },
   required: ['id', 'status', 'tool', 'created_at', 'metadata'],
   additionalProperties: false,

@@ -32,18 +32,8 @@ export const progressDataSchema = {
 } as const;
 export type ProgressData = FromSchema<typeof progressDataSchema>;
 
-export const waitingDataSchema = {
-  type: 'object',
-  properties: {
-    reason: { type: 'string' },
-    service: { type: 'string' },
-    auth_url: { type: 'string', format: 'uri' },
-    message: { type: 'string' },
-  },
-  required: ['reason', 'service', 'auth_url', 'message'],
-  additionalProperties: false,
-} as const;
-export type WaitingData = FromSchema<typeof waitingDataSchema>;
+/** task.waiting's data: the same object `GET /v1/tasks/:id` shows as `waiting` (defined with the task). */
+export { waitingDataSchema, type WaitingData } from './task.schema.js';
 
 export const failedDataSchema = {
   type: 'object',

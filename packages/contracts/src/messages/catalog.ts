@@ -312,6 +312,19 @@ export const settingsLinkCreateSchema = {
 } as const;
 export type SettingsLinkCreate = FromSchema<typeof settingsLinkCreateSchema>;
 
+/**
+ * Gateway → vault, request/reply: a fresh consent link for the one a waiting task carries
+ * (consent links expire within minutes and work once). Answers {ok: true, auth_url, expires_at}
+ * or {ok: false, error: {code: 'not_found'}} when the authorization it stands for is gone.
+ */
+export const consentLinkRenewSchema = {
+  type: 'object',
+  properties: { account_id: id, environment: env, auth_url: { type: 'string', maxLength: 4096 } },
+  required: ['account_id', 'environment', 'auth_url'],
+  additionalProperties: false,
+} as const;
+export type ConsentLinkRenew = FromSchema<typeof consentLinkRenewSchema>;
+
 /** One connection as the public API shows it. */
 export const connectionViewSchema = {
   $id: 'Connection',
@@ -481,6 +494,12 @@ export const CATALOG = {
     partitioned: false,
     schema: settingsLinkCreateSchema,
   },
+  'consent_link.renew': {
+    exchange: EXCHANGES.commands,
+    routingKey: 'vault.requests',
+    partitioned: false,
+    schema: consentLinkRenewSchema,
+  },
   'tool.register': { exchange: EXCHANGES.commands, routingKey: 'orchestrator', partitioned: true, schema: toolRegisterSchema },
   'tool.list': { exchange: EXCHANGES.commands, routingKey: 'orchestrator', partitioned: true, schema: toolListRequestSchema },
   'tool.delete': { exchange: EXCHANGES.commands, routingKey: 'orchestrator', partitioned: true, schema: toolDeleteSchema },
@@ -532,6 +551,7 @@ export interface MessageDataMap {
   'connections.list': ConnectionsList;
   'connection.revoke': ConnectionRevoke;
   'settings_link.create': SettingsLinkCreate;
+  'consent_link.renew': ConsentLinkRenew;
   'tool.register': ToolRegister;
   'tool.list': ToolListRequest;
   'tool.delete': ToolDelete;

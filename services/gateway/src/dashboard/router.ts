@@ -20,6 +20,7 @@ import type { Logger } from '@tes/logger';
 import { BrokerUnavailableError, RequestTimeoutError, type Broker } from '@tes/messaging';
 import type { AccountRepository } from '../store/account.repository.js';
 import type { TaskViewRepository } from '../store/task-view.repository.js';
+import { currentWaiting } from '../http/waiting.js';
 import { concurrentTasks, requestsPerMinute, retryAfterSeconds } from '../domain/rate-window.js';
 import { ASSET_VERSION, DASHBOARD_CSS, ICON_SVG } from './assets.js';
 import { html } from './html.js';
@@ -512,9 +513,10 @@ export function dashboardRouter(deps: DashboardDeps): express.Router {
       throw notFound;
     }
     const scope = { task_id: id, account_id: ctx.account._id, environment: ctx.env };
-    const [trace, deliveries] = await Promise.allSettled([
+    const [trace, deliveries, waiting] = await Promise.allSettled([
       deps.broker.request('trace.get', scope, { timeoutMs: deps.requestTimeoutMs }),
       ask('webhook.deliveries', { account_id: ctx.account._id, environment: ctx.env, task_id: id, limit: 50 }, 'Webhook service'),
+      currentWaiting(task, { broker: deps.broker, timeoutMs: deps.requestTimeoutMs }),
     ]);
     let traceValue: TaskTrace | null = null;
     let traceError: string | undefined;
@@ -525,7 +527,11 @@ export function dashboardRouter(deps: DashboardDeps): express.Router {
     }
     const log: WebhookDeliveryInfo[] | null =
       deliveries.status === 'fulfilled' ? (deliveries.value as unknown as WebhookDeliveriesReply).data : null;
-    send(res, taskPage(ctx, { task, trace: traceValue, ...(traceError ? { traceError } : {}), deliveries: log }));
+    const w = waiting.status === 'fulfilled' ? waiting.value : undefined;
+    send(
+      res,
+      taskPage(ctx, { task, trace: traceValue, ...(traceError ? { traceError } : {}), deliveries: log, ...(w ? { waiting: w } : {}) }),
+    );
   });
 
   // ---- connections ----

@@ -105,7 +105,7 @@ export function createApp(deps: AppDeps): express.Express {
       get: api(listTasksRoute(deps.views)),
     }),
   );
-  v1.all('/tasks/:task_id', methods({ get: api(getTaskRoute(deps.views)) }));
+  v1.all('/tasks/:task_id', methods({ get: api(getTaskRoute(upstream)) }));
   v1.all('/tasks/:task_id/cancel', methods({ post: api(cancelTaskRoute(upstream)) }));
   v1.all('/tasks/:task_id/trace', methods({ get: api(getTraceRoute(upstream)) }));
   v1.all('/users/:user_id/connections', methods({ get: api(listConnectionsRoute(upstream)) }));

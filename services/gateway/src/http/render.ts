@@ -1,8 +1,11 @@
-import type { Task, TaskListItem } from '@tes/contracts';
+import type { Task, TaskListItem, WaitingData } from '@tes/contracts';
 import type { TaskViewDoc } from '../store/task-view.repository.js';
 
-/** Spec 2.1 present-when rules: result/completed_at only when complete, error/failed_at only when failed. */
-export function renderTask(v: TaskViewDoc): Task {
+/**
+ * Spec 2.1 present-when rules: result/completed_at only when complete, error/failed_at only when
+ * failed; `waiting` (see waiting.ts) only when waiting.
+ */
+export function renderTask(v: TaskViewDoc, waiting?: WaitingData): Task {
   return {
     id: v._id,
     status: v.status,
@@ -13,6 +16,7 @@ export function renderTask(v: TaskViewDoc): Task {
     ...(v.status === 'complete' ? { result: v.result ?? {} } : {}),
     ...(v.status === 'failed' && v.error ? { error: v.error } : {}),
     metadata: v.metadata ?? {},
+    ...(v.status === 'waiting' && waiting ? { waiting } : {}),
   };
 }
 

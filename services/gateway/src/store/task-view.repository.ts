@@ -1,5 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
-import type { Environment, PlannerInfoData, TaskEvent, TaskStatus } from '@tes/contracts';
+import type { Environment, PlannerInfoData, TaskEvent, TaskStatus, WaitingData } from '@tes/contracts';
 import { isDuplicateKey } from '@tes/store';
 
 /** The gateway's read model of a task, built from task events (and the create/cancel answers). */
@@ -19,6 +19,8 @@ export interface TaskViewDoc {
   error?: TaskEvent['task']['error'];
   /** Which planner made the task's plan (the trace shows it). */
   planner?: PlannerInfoData;
+  /** What the task waits for, from its last task.waiting event (shown only while status is waiting). */
+  waiting?: WaitingData;
   version: number;
 }
 
@@ -127,6 +129,7 @@ export function viewFromEvent(event: TaskEvent): TaskViewDoc {
     ...(t.result ? { result: t.result } : {}),
     ...(t.error ? { error: t.error } : {}),
     ...(t.planner ? { planner: t.planner } : {}),
+    ...(event.kind === 'waiting' && event.waiting ? { waiting: event.waiting } : {}),
     version: event.version,
   };
 }

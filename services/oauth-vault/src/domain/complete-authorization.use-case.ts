@@ -4,7 +4,8 @@ import { connectionIdOf } from '../store/connection.repository.js';
 import { authorizedDoc } from './connection-docs.js';
 import type { VaultDeps } from './deps.js';
 import { redirectUri } from './deps.js';
-import { InvalidTokenError, safeEqual, sha256, type VerifiedState } from './signed-tokens.js';
+import { issueConsentLink } from './consent-link.use-case.js';
+import { InvalidTokenError, safeEqual, sha256, shortId, type VerifiedState } from './signed-tokens.js';
 import { browserCookieName, verifierAad } from './start-authorization.use-case.js';
 
 export interface CallbackInput {
@@ -45,8 +46,9 @@ export async function completeAuthorization(input: CallbackInput, deps: VaultDep
   const key = { account_id: state.acct, environment: state.env, user_id: state.usr, service: state.svc };
   const provider = await providers.resolve(state.svc, key);
   const displayName = provider?.displayName ?? state.svc;
-  const retryUrl = `${settings.publicBaseUrl}/oauth/start/${state.pa}`;
-  const log = logger.child({ account_id: state.acct, service: state.svc, pending_id: state.pa });
+  // "Try again" is a fresh consent link: this browser holds the state and its cookie, so it is the user's.
+  const retryUrl = issueConsentLink({ pa: state.pa, acct: state.acct, env: state.env, usr: state.usr, svc: state.svc }, deps).url;
+  const log = logger.child({ account_id: state.acct, service: state.svc, pending_id: shortId(state.pa) });
 
   if (input.error) {
     if (input.error === 'access_denied') {

@@ -14,7 +14,10 @@ export interface VaultSettings extends Schedule {
   /** Where browsers reach the vault's pages; the OAuth redirect URI is `<this>/oauth/callback`. */
   publicBaseUrl: string;
   stateTtlS: number;
+  /** Lifetime of a pending authorization (what a waiting task's consent links stand for). */
   pendingTtlS: number;
+  /** Lifetime of one consent link (the `auth_url`); it also works only once. */
+  consentLinkTtlS: number;
   /** credential.get refreshes a token expiring within this (at most half the token's lifetime). */
   refreshMarginMs: number;
   /** Lifetime of write/refresh leases (LEASE_TTL_MS). */

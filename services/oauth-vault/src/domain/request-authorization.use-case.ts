@@ -1,20 +1,21 @@
 import { newId } from '@tes/contracts';
 import type { ConnectionKey } from '../store/connection.repository.js';
+import { consentClaimsOf, issueConsentLink } from './consent-link.use-case.js';
 import type { VaultDeps } from './deps.js';
 
 export interface AuthorizationRequest {
   pendingId: string;
+  /** A fresh consent link to the pending authorization (short-lived, single-use). */
   authUrl: string;
   scopes: string[];
 }
 
-/** An `auth_url` reused while it has at least this long to live, so a user sees one link, not one per task. */
+/** A pending authorization reused while it has at least this long to live, so a user has one consent to give, not one per task. */
 const REUSE_MIN_REMAINING_MS = 60 * 60 * 1000;
 
 /**
- * A pending authorization for `scopes` (already the union of granted and needed) and its
- * `auth_url` on the vault's public server: `/oauth/start/<id>` redirects the browser to the
- * provider with a fresh signed `state` each time it is opened.
+ * A pending authorization for `scopes` (already the union of granted and needed) and a fresh
+ * `auth_url` to it: a consent link on the vault's public server (see consent-link.use-case.ts).
  */
 export async function requestAuthorization(
   key: ConnectionKey,
@@ -26,19 +27,19 @@ export async function requestAuthorization(
   const now = Date.now();
   const ttlMs = settings.pendingTtlS * 1000;
   const reusable = await pending.findReusable(key, scopes, new Date(now + Math.min(REUSE_MIN_REMAINING_MS, ttlMs / 2)));
-  let id = reusable?._id;
-  if (!id) {
-    id = newId('pa');
-    await pending.create({
-      _id: id,
+  let pa = reusable;
+  if (!pa) {
+    pa = {
+      _id: newId('pa'),
       ...pickKey(key),
       scopes,
       task_id: taskId,
       created_at: new Date(now),
       expires_at: new Date(now + ttlMs),
-    });
+    };
+    await pending.create(pa);
   }
-  return { pendingId: id, authUrl: `${settings.publicBaseUrl}/oauth/start/${id}`, scopes };
+  return { pendingId: pa._id, authUrl: issueConsentLink(consentClaimsOf(pa), deps).url, scopes };
 }
 
 export function pickKey(key: ConnectionKey): ConnectionKey {

@@ -6,6 +6,7 @@ import { VaultConfigError } from './secrets.js';
 const ISSUER = 'tes-oauth-vault';
 const STATE_AUDIENCE = 'oauth-state';
 const SETTINGS_AUDIENCE = 'oauth-settings';
+const CONSENT_AUDIENCE = 'oauth-consent';
 
 /** What an OAuth `state` binds: who connects which service with which scopes, and the PKCE verifier's record. */
 export interface StateClaims {
@@ -38,6 +39,21 @@ export interface VerifiedSettings extends SettingsClaims {
   exp: number;
 }
 
+/** What a consent link (the `auth_url`) stands for: a pending authorization of one user of one account. */
+export interface ConsentClaims {
+  pa: string;
+  acct: string;
+  env: Environment;
+  usr: string;
+  svc: string;
+}
+
+export interface VerifiedConsent extends ConsentClaims {
+  /** Single-use id of the link (`cl_…`). */
+  jti: string;
+  exp: number;
+}
+
 export class InvalidTokenError extends Error {
   constructor(
     readonly reason: 'expired' | 'invalid',
@@ -49,14 +65,15 @@ export class InvalidTokenError extends Error {
 }
 
 /**
- * Short-lived signed tokens (HS256 JWTs through jsonwebtoken): the OAuth `state` and the
- * settings-page link. Each kind has its own key, derived from VAULT_STATE_SECRET with HKDF, and
+ * Short-lived signed tokens (HS256 JWTs through jsonwebtoken): the OAuth `state`, the
+ * settings-page link and the consent link. Each kind has its own key, derived from VAULT_STATE_SECRET with HKDF, and
  * its own audience, so one can never pass for the other.
  */
 export class TokenSigner {
   private readonly stateKey: Buffer;
   private readonly settingsKey: Buffer;
   private readonly csrfKey: Buffer;
+  private readonly consentKey: Buffer;
 
   constructor(secret: string) {
     if (Buffer.byteLength(secret) < 32) throw new VaultConfigError('VAULT_STATE_SECRET must be at least 32 characters');
@@ -64,6 +81,7 @@ export class TokenSigner {
     this.stateKey = derive('oauth-state');
     this.settingsKey = derive('settings-link');
     this.csrfKey = derive('settings-csrf');
+    this.consentKey = derive('consent-link');
   }
 
   static ephemeralSecret(): string {
@@ -128,7 +146,37 @@ export class TokenSigner {
     return p as VerifiedSettings;
   }
 
-  /** CSRF token of the settings page: bound to the link (jti) and to the browser's cookie nonce. */
+  signConsent(claims: ConsentClaims, ttlSeconds: number): { token: string; jti: string; expiresAt: Date } {
+    const jti = `cl_${randomBytes(12).toString('base64url')}`;
+    const token = jwt.sign(claims, this.consentKey, {
+      algorithm: 'HS256',
+      expiresIn: ttlSeconds,
+      issuer: ISSUER,
+      audience: CONSENT_AUDIENCE,
+      jwtid: jti,
+    });
+    const { exp } = jwt.decode(token) as { exp: number };
+    return { token, jti, expiresAt: new Date(exp * 1000) };
+  }
+
+  /** `ignoreExpiration` only to renew a link (the gateway asks for a fresh one under the account's key). */
+  verifyConsent(token: string, o: { ignoreExpiration?: boolean } = {}): VerifiedConsent {
+    const p = this.verify(token, this.consentKey, CONSENT_AUDIENCE, o.ignoreExpiration) as Partial<VerifiedConsent>;
+    if (
+      typeof p.pa !== 'string' ||
+      typeof p.acct !== 'string' ||
+      (p.env !== 'test' && p.env !== 'live') ||
+      typeof p.usr !== 'string' ||
+      typeof p.svc !== 'string' ||
+      typeof p.jti !== 'string' ||
+      typeof p.exp !== 'number'
+    ) {
+      throw new InvalidTokenError('invalid', 'consent link is missing claims');
+    }
+    return p as VerifiedConsent;
+  }
+
+  /** CSRF token of a page's form (settings, consent): bound to the link (jti) and to the browser's cookie nonce. */
   csrfFor(jti: string, cookieNonce: string): string {
     return createHmac('sha256', this.csrfKey).update(`${jti}.${cookieNonce}`).digest('base64url');
   }
@@ -138,9 +186,9 @@ export class TokenSigner {
     return safeEqual(this.csrfFor(jti, cookieNonce), given);
   }
 
-  private verify(token: string, key: Buffer, audience: string): jwt.JwtPayload {
+  private verify(token: string, key: Buffer, audience: string, ignoreExpiration = false): jwt.JwtPayload {
     try {
-      const payload = jwt.verify(token, key, { algorithms: ['HS256'], issuer: ISSUER, audience });
+      const payload = jwt.verify(token, key, { algorithms: ['HS256'], issuer: ISSUER, audience, ignoreExpiration });
       if (typeof payload === 'string') throw new InvalidTokenError('invalid', 'unexpected token payload');
       return payload;
     } catch (err) {
@@ -153,6 +201,11 @@ export class TokenSigner {
 
 export function sha256(value: string): string {
   return createHash('sha256').update(value).digest('base64url');
+}
+
+/** An id or token as logs may show it: enough to correlate, not enough to use. */
+export function shortId(value: string): string {
+  return value.length <= 10 ? value : `${value.slice(0, 10)}…`;
 }
 
 export function safeEqual(a: string, b: string): boolean {

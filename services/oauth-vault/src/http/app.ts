@@ -1,10 +1,10 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { requestId } from '@tes/http';
 import type { VaultDeps } from '../domain/deps.js';
-import { messagePage } from './pages.js';
+import { contentSecurityPolicy, messagePage } from './pages.js';
 import { publicRateLimit } from './rate-limit.js';
 import { oauthCallbackRoute } from './routes/oauth-callback.route.js';
-import { oauthStartRoute } from './routes/oauth-start.route.js';
+import { consentContinueRoute, consentPageRoute, legacyStartRoute } from './routes/oauth-consent.route.js';
 import { sandboxConsentRoutes } from './routes/sandbox-consent.route.js';
 import { settingsPageRoute, settingsReconnectRoute, settingsRevokeRoute } from './routes/settings.route.js';
 
@@ -14,14 +14,11 @@ const securityHeaders: RequestHandler = (_req, res, next) => {
   res.setHeader('Referrer-Policy', 'no-referrer');
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('X-Frame-Options', 'DENY');
-  res.setHeader(
-    'Content-Security-Policy',
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  );
+  res.setHeader('Content-Security-Policy', contentSecurityPolicy());
   next();
 };
 
-/** The public app (consent start/callback, settings page). Builds it; never listens (tests use port 0). */
+/** The public app (consent page and callback, settings page). Builds it; never listens (tests use port 0). */
 export function createApp(deps: VaultDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
@@ -29,7 +26,9 @@ export function createApp(deps: VaultDeps): express.Express {
   app.use(requestId());
   app.use(securityHeaders);
   app.use(publicRateLimit(deps.settings));
-  app.get('/oauth/start/:id', oauthStartRoute(deps));
+  app.get('/oauth/consent/:token', consentPageRoute(deps));
+  app.post('/oauth/consent', express.urlencoded({ extended: false, limit: '16kb' }), consentContinueRoute(deps));
+  app.get('/oauth/start/:id', legacyStartRoute);
   app.get('/oauth/callback', oauthCallbackRoute(deps));
   app.use(sandboxConsentRoutes(deps));
   app.get('/settings', settingsPageRoute(deps));
@@ -43,7 +42,8 @@ export function createApp(deps: VaultDeps): express.Express {
   });
   const onError: ErrorRequestHandler = (err: unknown, req, res, _next) => {
     deps.logger.error('page failed', {
-      path: req.path,
+      // The route, not the path: a consent link's path is its token.
+      path: (req.route as { path?: string } | undefined)?.path ?? req.path.slice(0, 16),
       request_id: res.locals['requestId'],
       error: err instanceof Error ? err.message : String(err),
     });

@@ -2,6 +2,16 @@
  * The vault's pages for end users: plain HTML with inline CSS (no external CSS, fonts or
  * scripts), every value escaped. Pages never show a token.
  */
+/**
+ * The pages' Content-Security-Policy. `formTargets` are origins a form may lead to besides the
+ * vault (browsers check form-action on the redirect after a POST too: the consent page's
+ * Continue ends at the provider).
+ */
+export function contentSecurityPolicy(formTargets: string[] = []): string {
+  const formAction = ["'self'", ...formTargets].join(' ');
+  return `default-src 'none'; style-src 'unsafe-inline'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`;
+}
+
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 }

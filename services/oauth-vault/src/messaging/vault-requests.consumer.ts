@@ -1,5 +1,6 @@
 import {
   QUEUES,
+  type ConsentLinkRenew,
   type ConnectionRevoke,
   type ConnectionsList,
   type CredentialGet,
@@ -8,6 +9,7 @@ import {
   type SettingsLinkCreate,
 } from '@tes/contracts';
 import type { Broker } from '@tes/messaging';
+import { renewConsentLink } from '../domain/consent-link.use-case.js';
 import { deleteProvider, registerProvider } from '../domain/custom-providers.use-case.js';
 import type { VaultDeps } from '../domain/deps.js';
 import { getCredential } from '../domain/get-credential.use-case.js';
@@ -20,6 +22,8 @@ import { listConnections, revokeConnection } from '../domain/revoke-connection.u
  *  - connection.revoke → {ok: true} | {ok: false, error: {code: 'connection_not_found', message}};
  *  - provider.register (a custom tool's OAuth client; the secret is sealed, never echoed or logged)
  *    → {ok: true} | {ok: false, error: {code: 'invalid_request', message}} for a deployment's service name;
+ *  - consent_link.renew → {ok: true, auth_url, expires_at} (a fresh consent link for a waiting task's)
+ *    | {ok: false, error: {code: 'not_found', message}} when its authorization is no longer pending;
  *  - provider.delete → {ok: true} (idempotent; the provider's connections go with it) | invalid_request as above.
  * A failure answers with an error instead of leaving the requester to time out.
  */
@@ -49,6 +53,8 @@ export async function consumeVaultRequests(broker: Broker, deps: VaultDeps, pref
             const url = `${deps.settings.publicBaseUrl}/settings?token=${encodeURIComponent(token)}`;
             return await d.reply({ ok: true, url, expires_at: expiresAt.toISOString() });
           }
+          case 'consent_link.renew':
+            return await d.reply(await renewConsentLink(d.data as ConsentLinkRenew, scoped));
           case 'provider.register':
             return await d.reply(await registerProvider(d.data as ProviderRegister, scoped));
           case 'provider.delete':

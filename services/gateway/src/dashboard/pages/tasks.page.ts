@@ -1,4 +1,4 @@
-import { TASK_STATUSES, type TaskTrace, type WebhookDeliveryInfo } from '@tes/contracts';
+import { TASK_STATUSES, type TaskTrace, type WaitingData, type WebhookDeliveryInfo } from '@tes/contracts';
 import { html } from '../html.js';
 import { empty, flash, href, layout, pill, pretty, span, when, type DashCtx, type Flash } from '../layout.js';
 import type { TaskViewDoc } from '../../store/task-view.repository.js';
@@ -91,9 +91,10 @@ export function tasksPage(ctx: DashCtx, o: { filters: TaskFilters; rows: TaskVie
 
 export function taskPage(
   ctx: DashCtx,
-  o: { task: TaskViewDoc; trace: TaskTrace | null; traceError?: string; deliveries: WebhookDeliveryInfo[] | null },
+  o: { task: TaskViewDoc; trace: TaskTrace | null; traceError?: string; deliveries: WebhookDeliveryInfo[] | null; waiting?: WaitingData },
 ): string {
   const t = o.task;
+  const w = o.waiting;
   const facts = html`<dl class="facts">
     <dt>Status</dt>
     <dd>${pill(t.status)}</dd>
@@ -132,38 +133,58 @@ export function taskPage(
           <h2 id="res-h">Result</h2>
           <pre data-testid="result">${pretty(t.result ?? {})}</pre>
         </section>`
-      : t.status === 'failed' && t.error
-        ? html`<section class="card" aria-labelledby="err-h">
-            <h2 id="err-h">Error</h2>
+      : t.status === 'waiting' && w
+        ? html`<section class="card" aria-labelledby="wait-h" data-testid="waiting">
+            <h2 id="wait-h">Waiting for consent</h2>
+            <p>${w.message}</p>
             <dl class="facts">
-              <dt>Code</dt>
-              <dd><code>${t.error.code}</code></dd>
-              <dt>Message</dt>
-              <dd>${t.error.message}</dd>
-              <dt>Tool</dt>
-              <dd>${t.error.tool}</dd>
-              <dt>Recoverable</dt>
-              <dd>${t.error.recoverable ? 'yes' : 'no'}</dd>
-              ${
-                t.error.suggestion
-                  ? html`<dt>Suggestion</dt>
-                      <dd>${t.error.suggestion}</dd>`
-                  : ''
-              }
+              <dt>Reason</dt>
+              <dd><code>${w.reason}</code></dd>
+              <dt>Service</dt>
+              <dd>${w.service}</dd>
+              <dt>End user</dt>
+              <dd><code>${t.user_id ?? ''}</code></dd>
+              <dt>Consent link</dt>
+              <dd><code class="small" data-testid="auth-url">${w.auth_url}</code></dd>
             </dl>
-          </section>`
-        : html`<section class="card">
-            <h2>Result</h2>
-            <p class="muted">
-              ${
-                t.status === 'waiting'
-                  ? 'Waiting for the end user to authorize a service; the task resumes by itself after consent.'
-                  : t.status === 'cancelled'
-                    ? 'Cancelled: no result.'
-                    : 'Not finished yet. Refresh to see progress.'
-              }
+            <p class="small muted">
+              Show this link only to the end user above, signed in to your application: whoever continues through it connects their
+              ${w.service} account to that user. It works once and expires within minutes; this page and
+              <code>GET /v1/tasks/:id</code> issue a fresh one on every read. The task resumes by itself after consent.
             </p>
-          </section>`;
+          </section>`
+        : t.status === 'failed' && t.error
+          ? html`<section class="card" aria-labelledby="err-h">
+              <h2 id="err-h">Error</h2>
+              <dl class="facts">
+                <dt>Code</dt>
+                <dd><code>${t.error.code}</code></dd>
+                <dt>Message</dt>
+                <dd>${t.error.message}</dd>
+                <dt>Tool</dt>
+                <dd>${t.error.tool}</dd>
+                <dt>Recoverable</dt>
+                <dd>${t.error.recoverable ? 'yes' : 'no'}</dd>
+                ${
+                  t.error.suggestion
+                    ? html`<dt>Suggestion</dt>
+                        <dd>${t.error.suggestion}</dd>`
+                    : ''
+                }
+              </dl>
+            </section>`
+          : html`<section class="card">
+              <h2>Result</h2>
+              <p class="muted">
+                ${
+                  t.status === 'waiting'
+                    ? 'Waiting for the end user to authorize a service; the task resumes by itself after consent.'
+                    : t.status === 'cancelled'
+                      ? 'Cancelled: no result.'
+                      : 'Not finished yet. Refresh to see progress.'
+                }
+              </p>
+            </section>`;
   const total = o.trace?.total_duration_ms ?? 0;
   let offset = 0;
   const trace = o.trace

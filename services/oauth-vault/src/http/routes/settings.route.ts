@@ -134,7 +134,7 @@ export function settingsReconnectRoute(deps: VaultDeps): RequestHandler {
     const doc = await deps.connections.find(connectionIdOf(key));
     const scopes = normalizeScopes([...provider.defaultScopes, ...(doc?.scopes ?? [])]);
     const auth = await requestAuthorization(key, scopes, 'settings', deps);
-    res.redirect(303, `/oauth/start/${auth.pendingId}`);
+    res.redirect(303, auth.authUrl); // the consent page, like any auth_url
   };
 }
 
