@@ -52,6 +52,8 @@ export async function startStack(
     OPS_PORT: String(opsPorts[name]),
     LOG_LEVEL: 'info',
     ...(name === 'gateway' ? { PORT: String(httpsPort), HTTP_PORT: String(httpPort) } : {}),
+    // The tests' receivers and fake providers listen on 127.0.0.1 (the executor keeps its own HTTP_TOOL_ALLOW_HOSTS).
+    ...(name === 'webhook-dispatcher' || name === 'oauth-vault' ? { OUTBOUND_ALLOW_PRIVATE: 'true' } : {}),
     ...(name === 'oauth-vault' ? { PUBLIC_PORT: String(vaultPublicPort), PUBLIC_BASE_URL: `http://127.0.0.1:${vaultPublicPort}` } : {}),
     ...(options.env?.['*'] ?? {}),
     ...(options.env?.[name] ?? {}),
@@ -70,6 +72,7 @@ export async function startStack(
       GATEWAY_MONGO_DB: db('gateway'),
       WEBHOOK_DISPATCHER_MONGO_DB: db('webhook-dispatcher'),
       OAUTH_VAULT_MONGO_DB: db('oauth-vault'),
+      OUTBOUND_ALLOW_PRIVATE: 'true',
     },
     envOf,
     async start(name) {

@@ -17,13 +17,13 @@ describe('operator CLI (real process)', () => {
   let conn: mongoose.Connection;
   let repos: Repositories;
 
-  const cli = (...args: string[]): Promise<ProcessRun> => runScript(CLI, args, { MONGO_URL, MONGO_DB: db, WEBHOOK_ALLOWED_HOSTS: '' });
+  const cli = (...args: string[]): Promise<ProcessRun> => runScript(CLI, args, { MONGO_URL, MONGO_DB: db, WEBHOOK_ALLOWED_HOSTS: '', OUTBOUND_ALLOW_PRIVATE: 'true' });
 
   async function inProcess(...args: string[]): Promise<{ ok?: unknown; error?: { code: string; message: string } }> {
     try {
       const command = parseCommand(args);
       if (command.name === 'help') return {};
-      return { ok: await runCommand(command, { repos, guard: { allowedHosts: new Set() } }) };
+      return { ok: await runCommand(command, { repos, guard: { allowedHosts: new Set(), allowPrivate: true } }) };
     } catch (err) {
       if (isAppError(err)) return { error: { code: err.code, message: err.message } };
       throw err;
