@@ -27,7 +27,7 @@ export interface EngineSettings {
   vaultTimeoutMs: number;
   /** Sandbox asks the vault for a connection first (and pauses the task without one). */
   sandboxRequiresConnection: boolean;
-  http: { allowHosts: readonly string[]; maxBytes: number; timeoutMs: number };
+  http: { allowHosts: readonly string[]; allowPrivate?: boolean; maxBytes: number; timeoutMs: number };
 }
 
 export const DEFAULT_SETTINGS: EngineSettings = {
