@@ -24,7 +24,12 @@ function fakeDns(answers: string[][]): Resolver & { calls: number } {
   const r = Object.assign(
     (_host: string, cb: (e: NodeJS.ErrnoException | null, a: LookupAddress[]) => void) => {
       const list = answers[Math.min(r.calls++, answers.length - 1)] ?? [];
-      setImmediate(() => cb(null, list.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }))));
+      setImmediate(() =>
+        cb(
+          null,
+          list.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+        ),
+      );
     },
     { calls: 0 },
   );
@@ -83,11 +88,15 @@ describe('OutboundPolicy', () => {
   });
 
   it('resolves host names when a URL is registered: a private answer is refused, no answer passes (checked again at connect)', async () => {
-    await expect(live.checkDestination('https://localhost/x')).rejects.toMatchObject({ reason: expect.stringMatching(/localhost resolves to a loopback address/) });
-    await expect(new OutboundPolicy({ httpsOnly: true }, fakeDns([['93.184.215.14', '10.0.0.1']])).checkDestination('https://mixed.test/')).rejects.toThrow(
-      OutboundRefusedError,
+    await expect(live.checkDestination('https://localhost/x')).rejects.toMatchObject({
+      reason: expect.stringMatching(/localhost resolves to a loopback address/),
+    });
+    await expect(
+      new OutboundPolicy({ httpsOnly: true }, fakeDns([['93.184.215.14', '10.0.0.1']])).checkDestination('https://mixed.test/'),
+    ).rejects.toThrow(OutboundRefusedError);
+    await expect(new OutboundPolicy({ httpsOnly: true }, fakeDns([[]])).checkDestination('https://nowhere.test/')).resolves.toBeInstanceOf(
+      URL,
     );
-    await expect(new OutboundPolicy({ httpsOnly: true }, fakeDns([[]])).checkDestination('https://nowhere.test/')).resolves.toBeInstanceOf(URL);
   });
 });
 

@@ -70,7 +70,8 @@ export class OutboundPolicy {
     } catch {
       throw new OutboundRefusedError('not a valid URL');
     }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new OutboundRefusedError(`scheme ${url.protocol} is not allowed: use https`);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      throw new OutboundRefusedError(`scheme ${url.protocol} is not allowed: use https`);
     if (url.username || url.password) throw new OutboundRefusedError('credentials in the URL are not allowed');
     const host = hostOf(url);
     if (!host) throw new OutboundRefusedError('the URL has no host');
@@ -108,7 +109,8 @@ export class OutboundPolicy {
       const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, wanted);
       const first = wanted[0];
-      if (!first) return callback(Object.assign(new Error(`${hostname} has no IPv${options.family} address`), { code: 'ENOTFOUND' }), '', 0);
+      if (!first)
+        return callback(Object.assign(new Error(`${hostname} has no IPv${options.family} address`), { code: 'ENOTFOUND' }), '', 0);
       callback(null, first.address, first.family);
     });
   };

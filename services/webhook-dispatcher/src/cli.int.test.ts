@@ -17,7 +17,8 @@ describe('operator CLI (real process)', () => {
   let conn: mongoose.Connection;
   let repos: Repositories;
 
-  const cli = (...args: string[]): Promise<ProcessRun> => runScript(CLI, args, { MONGO_URL, MONGO_DB: db, WEBHOOK_ALLOWED_HOSTS: '', OUTBOUND_ALLOW_PRIVATE: 'true' });
+  const cli = (...args: string[]): Promise<ProcessRun> =>
+    runScript(CLI, args, { MONGO_URL, MONGO_DB: db, WEBHOOK_ALLOWED_HOSTS: '', OUTBOUND_ALLOW_PRIVATE: 'true' });
 
   async function inProcess(...args: string[]): Promise<{ ok?: unknown; error?: { code: string; message: string } }> {
     try {

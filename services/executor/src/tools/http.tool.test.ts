@@ -164,6 +164,8 @@ describe('http tool', () => {
     const out = await httpActions['post']!({ url: 'https://hooks.example.com/x', json: { a: 1 } }, ctx([], {}, 'test'));
     expect(out).toMatchObject({ status: 200, json: { sandbox: true } });
     expect(received.length).toBe(before);
-    await expect(httpActions['post']!({ url: 'http://169.254.169.254/latest', json: {} }, ctx([], {}, 'test'))).rejects.toThrow(/destination not allowed/);
+    await expect(httpActions['post']!({ url: 'http://169.254.169.254/latest', json: {} }, ctx([], {}, 'test'))).rejects.toThrow(
+      /destination not allowed/,
+    );
   });
 });

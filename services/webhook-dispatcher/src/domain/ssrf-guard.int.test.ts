@@ -53,7 +53,8 @@ describe('webhook destinations (the outbound policy)', () => {
     try {
       const send = (url: string) => sender.send({ url, environment: 'test', body: '{}', headers: {}, timeoutMs: 2000 });
       const [a, b] = [await send(answeringUrl), await send(closedUrl)];
-      for (const r of [a, b]) expect(r).toMatchObject({ ok: false, status_code: null, error: 'destination not allowed', outcome: 'blocked' });
+      for (const r of [a, b])
+        expect(r).toMatchObject({ ok: false, status_code: null, error: 'destination not allowed', outcome: 'blocked' });
       expect(hits).toBe(0);
       // A host name that resolves to loopback is refused at connect time, with the same words.
       const byName = await send(answeringUrl.replace('127.0.0.1', 'localhost'));
