@@ -26,7 +26,7 @@ const cache = new WeakMap<HttpSettings, Map<string, Outbound>>();
 /** The policy and its agents for one settings object (built once). */
 export function outbound(settings: HttpSettings, httpsOnly = false): Outbound {
   let byMode = cache.get(settings);
-  if (!byMode) cache.set(settings, (byMode = new Map()));
+  if (!byMode) cache.set(settings, (byMode = new Map<string, Outbound>()));
   const key = String(httpsOnly);
   let o = byMode.get(key);
   if (!o) {

@@ -201,7 +201,7 @@ export class OAuthClient {
       const res = await outboundRequest(url, { ...init, timeoutMs: this.timeoutMs }, this.policies[provider.registeredIn]);
       const headers = new Headers();
       for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers.set(k, v);
-      return new Response(res.status === 204 || res.status === 304 ? null : res.body, { status: res.status, headers });
+      return new Response(res.status === 204 || res.status === 304 ? null : new Uint8Array(res.body), { status: res.status, headers });
     } catch (err) {
       if (err instanceof OutboundRefusedError)
         throw new ProviderCallError(true, err.code, `provider call refused by the outbound policy: ${err.message}`);
