@@ -9,6 +9,8 @@ cd "$ROOT"
 
 export AMQP_URL=${AMQP_URL:-$DEFAULT_AMQP_URL}
 export MONGO_URL=${MONGO_URL:-$DEFAULT_MONGO_URL}
+# A local stack: webhooks and custom tools may reach receivers on this machine (docs/operations.md).
+export OUTBOUND_ALLOW_PRIVATE=${OUTBOUND_ALLOW_PRIVATE:-true}
 SERVICES=(gateway task-orchestrator executor oauth-vault webhook-dispatcher)
 BASE_URL=https://127.0.0.1:8443/v1
 DEMO=.run/demo-account.json

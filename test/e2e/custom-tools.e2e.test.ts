@@ -67,8 +67,8 @@ describe('custom tools: register, plan, consent at their own provider, run, dele
           VAULT_KEYS: `k1:${randomBytes(32).toString('base64')}`,
           VAULT_STATE_SECRET: randomBytes(32).toString('base64url'),
         },
-        // The tool's API is on loopback: allow it past the SSRF guard, as an operator would for an internal API.
-        executor: { HTTP_TOOL_ALLOW_HOSTS: '127.0.0.1' },
+        // The tool's API is plain http on loopback: the development setting lets live calls reach it.
+        executor: { HTTP_TOOL_ALLOW_HOSTS: '127.0.0.1', OUTBOUND_ALLOW_PRIVATE: 'true' },
         'webhook-dispatcher': { ...receiver.dispatcherEnv, WEBHOOK_RETRY_SCHEDULE_MS: '200,200,200,200' },
       },
     });

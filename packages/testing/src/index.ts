@@ -292,7 +292,8 @@ export async function runScript(script: string, args: readonly string[], env: Re
 export async function admin(args: string[], env: Record<string, string> = {}): Promise<any> {
   const { spawnSync } = await import('node:child_process');
   const res = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'admin.mjs'), ...args], {
-    env: { ...process.env, ...env },
+    // The tests' webhook receivers listen on 127.0.0.1 (docs/operations.md, OUTBOUND_ALLOW_PRIVATE).
+    env: { ...process.env, OUTBOUND_ALLOW_PRIVATE: 'true', ...env },
     encoding: 'utf8',
   });
   if (res.status !== 0) throw new Error(`admin ${args.join(' ')} failed (${res.status}): ${res.stderr}`);

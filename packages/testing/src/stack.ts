@@ -54,6 +54,8 @@ export async function startStack(
     ...(name === 'gateway' ? { PORT: String(httpsPort), HTTP_PORT: String(httpPort) } : {}),
     // Suites not about consent: test-key tasks run without the sandbox consent page (docs/oauth.md "Sandbox consent").
     ...(name === 'executor' ? { SANDBOX_AUTO_CONNECT: 'true' } : {}),
+    // The tests' receivers and fake providers listen on 127.0.0.1 (the executor keeps its own HTTP_TOOL_ALLOW_HOSTS).
+    ...(name === 'webhook-dispatcher' || name === 'oauth-vault' ? { OUTBOUND_ALLOW_PRIVATE: 'true' } : {}),
     ...(name === 'oauth-vault' ? { PUBLIC_PORT: String(vaultPublicPort), PUBLIC_BASE_URL: `http://127.0.0.1:${vaultPublicPort}` } : {}),
     ...(options.env?.['*'] ?? {}),
     ...(options.env?.[name] ?? {}),
@@ -72,6 +74,7 @@ export async function startStack(
       GATEWAY_MONGO_DB: db('gateway'),
       WEBHOOK_DISPATCHER_MONGO_DB: db('webhook-dispatcher'),
       OAUTH_VAULT_MONGO_DB: db('oauth-vault'),
+      OUTBOUND_ALLOW_PRIVATE: 'true',
     },
     envOf,
     async start(name) {

@@ -1,4 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import { outboundEnv } from '@tes/outbound';
 import { commonEnv } from '@tes/config';
 import { DEFAULT_SETTINGS, type EngineSettings } from './tools/tool.js';
 
@@ -29,6 +30,7 @@ export const configSchema = {
     SANDBOX_AUTO_CONNECT: { type: 'boolean', default: d.sandboxAutoConnect },
     /** Hosts, IPs or CIDRs the http tool may reach even though they are private (comma-separated). */
     HTTP_TOOL_ALLOW_HOSTS: { type: 'string', default: '' },
+    ...outboundEnv,
     HTTP_TOOL_MAX_BYTES: { type: 'integer', minimum: 1024, default: d.http.maxBytes },
     HTTP_TOOL_TIMEOUT_MS: ms(d.http.timeoutMs, 100),
   },
@@ -54,6 +56,7 @@ export const configSchema = {
     'VAULT_TIMEOUT_MS',
     'SANDBOX_AUTO_CONNECT',
     'HTTP_TOOL_ALLOW_HOSTS',
+    'OUTBOUND_ALLOW_PRIVATE',
     'HTTP_TOOL_MAX_BYTES',
     'HTTP_TOOL_TIMEOUT_MS',
   ],
@@ -82,6 +85,7 @@ export function settingsOf(c: Config): EngineSettings {
       allowHosts: c.HTTP_TOOL_ALLOW_HOSTS.split(',')
         .map((s) => s.trim())
         .filter(Boolean),
+      allowPrivate: c.OUTBOUND_ALLOW_PRIVATE,
       maxBytes: c.HTTP_TOOL_MAX_BYTES,
       timeoutMs: c.HTTP_TOOL_TIMEOUT_MS,
     },

@@ -1,5 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { commonEnv } from '@tes/config';
+import { outboundEnv } from '@tes/outbound';
 
 /**
  * The vault's environment. Provider settings (`<SERVICE>_CLIENT_ID`, `<SERVICE>_TOKEN_URL`, ...)
@@ -38,6 +39,7 @@ export const configSchema = {
     LEASE_TTL_MS: { type: 'integer', minimum: 1000, default: 30000 },
     /** Timeout of every call to a provider (token, revocation, probe). */
     PROVIDER_TIMEOUT_MS: { type: 'integer', minimum: 100, default: 10000 },
+    ...outboundEnv,
     /** Default lifetime of a settings-page link made by the CLI. */
     SETTINGS_LINK_TTL_S: { type: 'integer', minimum: 60, default: 3600 },
     PREFETCH: { type: 'integer', minimum: 1, maximum: 1000, default: 32 },
@@ -66,6 +68,7 @@ export const configSchema = {
     'PROBE_INTERVAL_S',
     'LEASE_TTL_MS',
     'PROVIDER_TIMEOUT_MS',
+    'OUTBOUND_ALLOW_PRIVATE',
     'SETTINGS_LINK_TTL_S',
     'PREFETCH',
     'PUBLIC_RATE_LIMIT_PER_MINUTE',

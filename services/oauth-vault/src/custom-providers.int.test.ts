@@ -3,6 +3,8 @@ import type { CredentialGet, CredentialReply, Environment, ProviderDelete, Provi
 import { waitFor } from '@tes/testing';
 import { startAuthServer, type AuthServer } from '../test/auth-server.js';
 import { Browser, consent, continueConsent } from '../test/browser.js';
+import { OAuthClient } from './providers/oauth-client.js';
+import { registerProvider } from './domain/custom-providers.use-case.js';
 import { ACCOUNT, startHarness, stringsOf, type Harness } from '../test/harness.js';
 import { aadOf } from './domain/connection-docs.js';
 import { connectionIdOf, type ConnectionDoc } from './store/connection.repository.js';
@@ -310,6 +312,31 @@ describe("custom tools' OAuth providers", () => {
     // Registered again, it starts from scratch: the user is asked for consent again.
     expect(await register()).toEqual({ ok: true });
     expect((await ask('c-erin')).status).toBe('authorization_required');
+  });
+
+  it('refuses (issue 20, finding 1) token, revocation and authorize URLs off a public https host, unless OUTBOUND_ALLOW_PRIVATE', async () => {
+    const strict = { ...h.deps, oauth: new OAuthClient(1000) };
+    const cases: [Partial<ProviderRegister>, string][] = [
+      [{ token_url: 'http://127.0.0.1:8080/metrics' }, 'oauth.token_url refused: 127.0.0.1 is a loopback address'],
+      [{ token_url: 'https://localhost:8080/metrics' }, 'oauth.token_url refused: localhost resolves to a loopback address'],
+      [{ token_url: 'http://token.example.com/token' }, 'oauth.token_url refused: only https is allowed'],
+      [
+        { revocation_url: 'https://[::ffff:169.254.169.254]/revoke' },
+        'oauth.revocation_url refused: ::ffff:a9fe:a9fe is a linkLocal address',
+      ],
+      [{ authorize_url: 'https://10.0.0.8/auth' }, 'oauth.authorize_url refused: 10.0.0.8 is a private address'],
+      [{ authorize_url: 'http://auth.example.com/auth', environment: 'test' }, 'oauth.authorize_url refused: only https is allowed'],
+      [{ token_url: 'https://user:pw@token.example.com/token' }, 'oauth.token_url refused: credentials in the URL are not allowed'],
+    ];
+    const { revocation_url: _none, ...base } = registration({ service: 'ssrf_tool' });
+    const publicUrls = { authorize_url: 'https://auth.example.com/auth', token_url: 'https://93.184.215.14/token' };
+    for (const [o, message] of cases) {
+      const input: ProviderRegister = { ...base, ...publicUrls, ...o };
+      expect(await registerProvider(input, strict)).toEqual({ ok: false, error: { code: 'invalid_request', message } });
+    }
+    expect(await registerProvider({ ...base, ...publicUrls }, strict)).toEqual({ ok: true });
+    // The harness runs with the development setting on: its authorization server is on loopback.
+    expect(await register({ service: 'dev_tool' })).toEqual({ ok: true });
   });
 
   it('keeps a provider to its account and environment', async () => {

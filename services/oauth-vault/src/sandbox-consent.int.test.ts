@@ -50,7 +50,9 @@ describe('sandbox consent', () => {
 
   it('refuses a live pending authorization on the sandbox page: a live connection is only made at the provider', async () => {
     const live = await h.credential({ user_id: 's-bob', scopes: ['repo'] });
-    const id = /\/oauth\/start\/(pa_[A-Za-z0-9_-]+)/.exec(live.auth_url as string)?.[1];
+    // The live link is a signed consent token naming its pending authorization (`pa`).
+    const token = /\/oauth\/consent\/([A-Za-z0-9_.-]+)/.exec(live.auth_url as string)?.[1] ?? '';
+    const id = (JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8') || '{}') as { pa?: string }).pa;
     expect(id).toBeDefined();
     const url = `${h.baseUrl}/sandbox/consent/${id}`;
     expect((await fetch(url)).status).toBe(404);

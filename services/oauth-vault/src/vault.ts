@@ -28,6 +28,7 @@ export type VaultConfig = Pick<
   | 'PROBE_INTERVAL_S'
   | 'LEASE_TTL_MS'
   | 'PROVIDER_TIMEOUT_MS'
+  | 'OUTBOUND_ALLOW_PRIVATE'
 > &
   Partial<Pick<Config, 'PUBLIC_RATE_LIMIT_PER_MINUTE' | 'TRUSTED_PROXIES'>>;
 
@@ -79,7 +80,7 @@ export function buildVault(o: BuildOptions): VaultDeps {
     announcer: new Announcer(outbox, connections, o.sink, o.logger, config.LEASE_TTL_MS + 60_000),
     ring: o.ring,
     signer: o.signer,
-    oauth: new OAuthClient(config.PROVIDER_TIMEOUT_MS),
+    oauth: new OAuthClient(config.PROVIDER_TIMEOUT_MS, { allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }),
     logger: o.logger,
     settings: {
       publicBaseUrl: publicBaseUrl(config),

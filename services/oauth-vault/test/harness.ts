@@ -83,6 +83,8 @@ export async function startHarness(
     REFRESH_AHEAD_S: '0',
     LEASE_TTL_MS: '5000',
     PROVIDER_TIMEOUT_MS: '5000',
+    // The fake authorization servers listen on 127.0.0.1.
+    OUTBOUND_ALLOW_PRIVATE: 'true',
     ...(o.envFrom?.(auth) ?? {}),
     ...(o.env ?? {}),
   };

@@ -33,7 +33,7 @@ export interface Dispatcher {
 /** Connects, declares, and starts consuming and delivering. main.ts adds the ops server and signals. */
 export async function startDispatcher(config: Config, logger: Logger, metrics?: Metrics): Promise<Dispatcher> {
   const policy = parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE_MS);
-  const guard = { allowedHosts: parseHostList(config.WEBHOOK_ALLOWED_HOSTS) };
+  const guard = { allowedHosts: parseHostList(config.WEBHOOK_ALLOWED_HOSTS), allowPrivate: config.OUTBOUND_ALLOW_PRIVATE };
   const ring = loadSecretKeys(config, (message) => logger.warn(message));
   const mongo = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
   if (metrics) countDbCommands(mongo, metrics);

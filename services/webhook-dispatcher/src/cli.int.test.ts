@@ -19,7 +19,10 @@ describe('operator CLI (real process)', () => {
   let conn: mongoose.Connection;
   let repos: Repositories;
 
+  // As deployed: private targets refused (OUTBOUND_ALLOW_PRIVATE off); `devCli` as a local stack runs it.
   const cli = (...args: string[]): Promise<ProcessRun> => runScript(CLI, args, { MONGO_URL, MONGO_DB: db, WEBHOOK_ALLOWED_HOSTS: '' });
+  const devCli = (...args: string[]): Promise<ProcessRun> =>
+    runScript(CLI, args, { MONGO_URL, MONGO_DB: db, WEBHOOK_ALLOWED_HOSTS: '', OUTBOUND_ALLOW_PRIVATE: 'true' });
 
   async function inProcess(...args: string[]): Promise<{ ok?: unknown; error?: { code: string; message: string } }> {
     try {
@@ -63,7 +66,7 @@ describe('operator CLI (real process)', () => {
     const http = await cli('webhooks', 'set', '--account', 'acc_cli', '--env', 'live', '--url', 'http://hooks.example.com/x');
     expect(http.code).toBe(1);
     expect(http.stdout).toBe('');
-    expect(errorOf(http)).toEqual({ code: 'invalid_request', message: 'webhook URL refused: live endpoints must use https' });
+    expect(errorOf(http)).toEqual({ code: 'invalid_request', message: 'webhook URL refused: only https is allowed' });
     const loop = await cli('webhooks', 'set', '--account', 'acc_cli', '--env', 'live', '--url', 'https://127.0.0.1:8443/x');
     expect(loop.code).toBe(1);
     expect(errorOf(loop).message).toContain('loopback');
@@ -72,8 +75,11 @@ describe('operator CLI (real process)', () => {
     expect((await inProcess('webhooks', 'get', '--account', 'acc_cli', '--env', 'live')).error?.code).toBe('not_found');
   });
 
-  it('webhooks set accepts a test endpoint on http loopback, and webhooks get reads it', async () => {
-    const set = await cli('webhooks', 'set', '--account', 'acc_cli', '--env', 'test', '--url', 'http://127.0.0.1:9999/hooks');
+  it('webhooks set accepts a test endpoint on http loopback only with OUTBOUND_ALLOW_PRIVATE, and webhooks get reads it', async () => {
+    // Issue 20, finding 3: a private test endpoint is refused too, unless the development setting is on.
+    const refused = await cli('webhooks', 'set', '--account', 'acc_cli', '--env', 'test', '--url', 'http://127.0.0.1:9999/hooks');
+    expect(errorOf(refused)).toEqual({ code: 'invalid_request', message: 'webhook URL refused: 127.0.0.1 is a loopback address' });
+    const set = await devCli('webhooks', 'set', '--account', 'acc_cli', '--env', 'test', '--url', 'http://127.0.0.1:9999/hooks');
     expect(set.code).toBe(0);
     expect(JSON.parse(set.stdout)).toMatchObject({ account_id: 'acc_cli', environment: 'test', url: 'http://127.0.0.1:9999/hooks' });
     expect((await inProcess('webhooks', 'get', '--account', 'acc_cli', '--env', 'test')).ok).toMatchObject({

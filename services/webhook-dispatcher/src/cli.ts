@@ -61,7 +61,10 @@ async function main(): Promise<void> {
   };
   let result: unknown;
   try {
-    result = await runCommand(command, { repos, guard: { allowedHosts: parseHostList(config.WEBHOOK_ALLOWED_HOSTS) } });
+    result = await runCommand(command, {
+      repos,
+      guard: { allowedHosts: parseHostList(config.WEBHOOK_ALLOWED_HOSTS), allowPrivate: config.OUTBOUND_ALLOW_PRIVATE },
+    });
   } catch (err) {
     await close();
     if (isAppError(err)) fail(err.code, err.message, 1);

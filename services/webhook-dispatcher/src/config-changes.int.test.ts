@@ -54,7 +54,15 @@ describe('webhook configuration changes across replicas', () => {
   }
 
   const cli = (env: Record<string, string>, ...args: string[]) =>
-    runScript(CLI, args, { MONGO_URL, MONGO_DB: h.db, WEBHOOK_ALLOWED_HOSTS: '', AMQP_URL, AMQP_NAMESPACE: h.ns, ...env });
+    runScript(CLI, args, {
+      MONGO_URL,
+      MONGO_DB: h.db,
+      WEBHOOK_ALLOWED_HOSTS: '',
+      OUTBOUND_ALLOW_PRIVATE: 'true',
+      AMQP_URL,
+      AMQP_NAMESPACE: h.ns,
+      ...env,
+    });
 
   it('a change stored through one replica reaches the other replica at once', async () => {
     await h.configure('acc_cfg_a', 'test', receivers[0]!.url);

@@ -1,5 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { commonEnv } from '@tes/config';
+import { outboundEnv } from '@tes/outbound';
 import { CRASH_POINTS } from './domain/crash-point.js';
 
 export const configSchema = {
@@ -25,8 +26,9 @@ export const configSchema = {
     WEBHOOK_TIMEOUT_MS: { type: 'integer', minimum: 1, default: 30000 },
     /** Delays before attempts 2..n, comma separated; attempts = entries + 1 (spec 6.3). */
     WEBHOOK_RETRY_SCHEDULE_MS: { type: 'string', pattern: '^\\s*\\d+(\\s*,\\s*\\d+)*\\s*$', default: '60000,300000,1800000,7200000' },
-    /** Hosts exempt from the private-address check of live endpoints (comma separated, exact names). */
+    /** Hosts (exact names), IPs or CIDRs exempt from the private-address check of endpoints, comma separated. */
     WEBHOOK_ALLOWED_HOSTS: { type: 'string', default: '' },
+    ...outboundEnv,
     /** How often the poller looks for due attempts (it is also woken at once by new events). */
     POLL_INTERVAL_MS: { type: 'integer', minimum: 10, default: 500 },
     /**
@@ -68,6 +70,7 @@ export const configSchema = {
     'WEBHOOK_TIMEOUT_MS',
     'WEBHOOK_RETRY_SCHEDULE_MS',
     'WEBHOOK_ALLOWED_HOSTS',
+    'OUTBOUND_ALLOW_PRIVATE',
     'POLL_INTERVAL_MS',
     'DELIVERY_CONCURRENCY',
     'ENDPOINT_CONCURRENCY',
@@ -88,6 +91,7 @@ export const cliConfigSchema = {
     MONGO_URL: commonEnv.MONGO_URL,
     MONGO_DB: configSchema.properties.MONGO_DB,
     WEBHOOK_ALLOWED_HOSTS: configSchema.properties.WEBHOOK_ALLOWED_HOSTS,
+    OUTBOUND_ALLOW_PRIVATE: configSchema.properties.OUTBOUND_ALLOW_PRIVATE,
     AMQP_URL: commonEnv.AMQP_URL,
     AMQP_NAMESPACE: configSchema.properties.AMQP_NAMESPACE,
     NODE_ENV: configSchema.properties.NODE_ENV,
@@ -98,6 +102,7 @@ export const cliConfigSchema = {
     'MONGO_URL',
     'MONGO_DB',
     'WEBHOOK_ALLOWED_HOSTS',
+    'OUTBOUND_ALLOW_PRIVATE',
     'AMQP_URL',
     'AMQP_NAMESPACE',
     'NODE_ENV',

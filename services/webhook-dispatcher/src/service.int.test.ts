@@ -73,7 +73,7 @@ describe('webhook-dispatcher as a process', () => {
   beforeAll(async () => {
     receiver = await startReceiver();
     const cli = path.join(REPO_ROOT, 'services', 'webhook-dispatcher', 'dist', 'cli.js');
-    const env = { ...process.env, MONGO_URL, MONGO_DB: db };
+    const env = { ...process.env, MONGO_URL, MONGO_DB: db, OUTBOUND_ALLOW_PRIVATE: 'true' };
     execFileSync(process.execPath, [cli, 'webhooks', 'set', '--account', 'acc_proc', '--env', 'test', '--url', receiver.url], { env });
     const init = JSON.parse(execFileSync(process.execPath, [cli, 'secrets', 'init', '--account', 'acc_proc'], { env }).toString()) as {
       webhook_secrets: { test: string };

@@ -56,7 +56,8 @@ describe('custom tool actions', () => {
   });
   const step = (custom: CustomAction, input: Record<string, unknown>, environment: StepRun['environment'] = 'live') =>
     h.step({ tool: 'acme_crm', action: 'create_contact', input, custom, environment });
-  const allowLoopback = { http: { allowHosts: ['127.0.0.1'], maxBytes: 1_048_576, timeoutMs: 5000 } };
+  // The fake API is plain http on loopback: the development setting, as a local stack has it.
+  const allowLoopback = { http: { allowHosts: ['127.0.0.1'], allowPrivate: true, maxBytes: 1_048_576, timeoutMs: 5000 } };
 
   it('live: fills the path, sends the rest as JSON with the user token from the vault and an Idempotency-Key', async () => {
     const s = step(action(), { account: 'north/east', name: 'Ada' });
@@ -110,7 +111,14 @@ describe('custom tool actions', () => {
   it('refuses an API on a private address unless allow-listed (SSRF guard)', async () => {
     const result = await runStep(step(action(), { account: 'a', name: 'Ada' }), h.deps());
     expect(result.error).toMatchObject({ code: 'step_failed' });
-    expect(result.error?.message).toMatch(/private, loopback or reserved/);
+    expect(result.error?.message).toMatch(/destination not allowed \(127\.0\.0\.1 is a loopback address\)/);
+    expect(crm.requests).toHaveLength(0);
+  });
+
+  it('wants https for a live call (it carries the user token), even to an allow-listed host', async () => {
+    const listedOnly = { http: { allowHosts: ['127.0.0.1'], maxBytes: 1_048_576, timeoutMs: 5000 } };
+    const result = await runStep(step(action(), { account: 'a', name: 'Ada' }), h.deps(listedOnly));
+    expect(result.error?.message).toMatch(/destination not allowed \(only https is allowed\)/);
     expect(crm.requests).toHaveLength(0);
   });
 

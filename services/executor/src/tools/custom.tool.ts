@@ -1,7 +1,7 @@
 import { compileDynamic, describeErrors, type StepRun } from '@tes/contracts';
 import { callProvider } from '../providers/provider-http.js';
 import { requireSandboxConnection } from '../sandbox/sandbox-scope.js';
-import { SsrfError, checkUrl, guardedAgents } from './ssrf.js';
+import { customToolOutbound, refusalOf, refusedText } from './ssrf.js';
 import { ToolError, type ToolContext } from './tool.js';
 
 export type CustomAction = NonNullable<StepRun['custom']>;
@@ -62,11 +62,12 @@ export async function runCustomAction(
       },
     };
   }
-  const agents = guardedAgents(ctx.env.settings.http);
+  const agents = customToolOutbound(ctx.env.settings.http, ctx.step.environment);
   try {
-    checkUrl(url, agents.allow);
+    agents.policy.checkUrl(url);
   } catch (err) {
-    if (err instanceof SsrfError) throw new ToolError('step_failed', `${ctx.step.tool}: ${err.message}`, false);
+    const refused = refusalOf(err);
+    if (refused) throw new ToolError('step_failed', `${ctx.step.tool}: ${refusedText(url, refused)}`, false);
     throw err;
   }
   const res = await callProvider<unknown>(ctx, {

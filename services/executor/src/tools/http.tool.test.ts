@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import type { StepRun } from '@tes/contracts';
 import { createLogger } from '@tes/logger';
+import { classifyAddress } from '@tes/outbound';
 import { httpActions } from './http.tool.js';
-import { isPrivateAddress } from './ssrf.js';
 import { DEFAULT_SETTINGS, ToolError, type ToolContext } from './tool.js';
 
 /** The http tool over real loopback HTTP: the SSRF guard, redirects, size and time limits. */
@@ -95,9 +95,9 @@ describe('http tool', () => {
     '::ffff:127.0.0.1',
     '::ffff:7f00:1',
     '64:ff9b::a9fe:a9fe',
-  ])('treats %s as private', (ip) => expect(isPrivateAddress(ip)).toBe(true));
+  ])('treats %s as private', (ip) => expect(classifyAddress(ip)).not.toBe('public'));
   it.each(['8.8.8.8', '1.1.1.1', '140.82.112.3', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('treats %s as public', (ip) =>
-    expect(isPrivateAddress(ip)).toBe(false),
+    expect(classifyAddress(ip)).toBe('public'),
   );
 
   it('refuses a loopback IP literal', async () => {
@@ -105,13 +105,13 @@ describe('http tool', () => {
     expect(e).toMatchObject({
       code: 'step_failed',
       recoverable: false,
-      message: expect.stringContaining('127.0.0.1 is a private, loopback or reserved address'),
+      message: expect.stringContaining('destination not allowed (127.0.0.1 is a loopback address)'),
     });
   });
 
   it('refuses a host name that resolves to loopback (checked at connect time)', async () => {
     const e = await failure(fetchUrl(`http://localhost:${port}/json`, ctx()));
-    expect(e.message).toMatch(/localhost resolves to a private, loopback or reserved address/);
+    expect(e.message).toMatch(/destination not allowed \(localhost resolves to a loopback address\)/);
     expect(received.some((r) => r.path === '/json')).toBe(false);
   });
 
@@ -139,7 +139,7 @@ describe('http tool', () => {
 
   it('checks every redirect hop: an allowed host redirecting to a private IP is refused', async () => {
     const e = await failure(fetchUrl(`http://localhost:${port}/to-loopback-ip`, ctx(['localhost'])));
-    expect(e.message).toMatch(/127\.0\.0\.1 is a private/);
+    expect(e.message).toMatch(/127\.0\.0\.1 is a loopback address/);
     const ok = await fetchUrl(`http://127.0.0.1:${port}/to-loopback-ip`, ctx(['127.0.0.1']));
     expect(ok).toMatchObject({ status: 200, json: { ok: true } });
     const loop = await failure(fetchUrl(`http://127.0.0.1:${port}/loop`, ctx(['127.0.0.1'])));
@@ -164,6 +164,8 @@ describe('http tool', () => {
     const out = await httpActions['post']!({ url: 'https://hooks.example.com/x', json: { a: 1 } }, ctx([], {}, 'test'));
     expect(out).toMatchObject({ status: 200, json: { sandbox: true } });
     expect(received.length).toBe(before);
-    await expect(httpActions['post']!({ url: 'http://169.254.169.254/latest', json: {} }, ctx([], {}, 'test'))).rejects.toThrow(/private/);
+    await expect(httpActions['post']!({ url: 'http://169.254.169.254/latest', json: {} }, ctx([], {}, 'test'))).rejects.toThrow(
+      /destination not allowed/,
+    );
   });
 });

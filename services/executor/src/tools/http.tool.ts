@@ -1,6 +1,6 @@
 import type { AxiosResponse } from 'axios';
 import { lazyAxios } from './lazy-axios.js';
-import { SsrfError, checkUrl, guardedAgents } from './ssrf.js';
+import { outbound, refusalOf, refusedText } from './ssrf.js';
 import { ToolError, type ActionImpl, type ToolContext } from './tool.js';
 
 /**
@@ -18,13 +18,13 @@ async function send(
   json?: unknown,
 ): Promise<Record<string, unknown>> {
   const { maxBytes, timeoutMs } = ctx.env.settings.http;
-  const a = guardedAgents(ctx.env.settings.http);
+  const a = outbound(ctx.env.settings.http);
   let current = url;
   let verb = method;
   for (let hop = 0; ; hop++) {
     let res: AxiosResponse<ArrayBuffer>;
     try {
-      const u = checkUrl(current, a.allow);
+      const u = a.policy.checkUrl(current);
       const axios = await lazyAxios();
       res = await axios.request<ArrayBuffer>({
         method: verb,
@@ -80,9 +80,8 @@ async function send(
 }
 
 function describe(err: unknown, url: string, maxBytes: number, timeoutMs: number): Error {
-  if (err instanceof SsrfError) return new ToolError('step_failed', err.message, false, 'Only public http(s) addresses can be fetched');
-  const cause = (err as { cause?: unknown }).cause;
-  if (cause instanceof SsrfError) return new ToolError('step_failed', cause.message, false, 'Only public http(s) addresses can be fetched');
+  const refused = refusalOf(err);
+  if (refused) return new ToolError('step_failed', refusedText(url, refused), false, 'Only public http(s) addresses can be fetched');
   const e = err as { code?: string; message?: string };
   if (/maxContentLength|maxBodyLength/.test(e.message ?? ''))
     return new ToolError('step_failed', `${url}: the response is larger than ${maxBytes} bytes`, false);
@@ -102,7 +101,14 @@ export const httpActions: Record<string, ActionImpl> = {
   post: async (input, ctx) => {
     if (ctx.step.environment === 'test') {
       // Sandbox: no request leaves the service; the URL is still checked.
-      checkUrl(String(input['url']), guardedAgents(ctx.env.settings.http).allow);
+      const url = String(input['url']);
+      try {
+        outbound(ctx.env.settings.http).policy.checkUrl(url);
+      } catch (err) {
+        const refused = refusalOf(err);
+        if (refused) throw new ToolError('step_failed', refusedText(url, refused), false, 'Only public http(s) addresses can be fetched');
+        throw err;
+      }
       const body = JSON.stringify({ sandbox: true, received: input['json'] ?? null });
       return {
         url: input['url'],

@@ -30,7 +30,7 @@ export interface EngineSettings {
    * waits for consent without one, as live does. true: the sandbox runs without asking.
    */
   sandboxAutoConnect: boolean;
-  http: { allowHosts: readonly string[]; maxBytes: number; timeoutMs: number };
+  http: { allowHosts: readonly string[]; allowPrivate?: boolean; maxBytes: number; timeoutMs: number };
 }
 
 export const DEFAULT_SETTINGS: EngineSettings = {

@@ -1,4 +1,5 @@
 import type { ProviderDelete, ProviderRegister } from '@tes/contracts';
+import { OutboundRefusedError, type OutboundPolicy } from '@tes/outbound';
 import { customProviderDoc } from './custom-provider-docs.js';
 import type { VaultDeps } from './deps.js';
 
@@ -10,7 +11,7 @@ export type ProviderReply = { ok: true } | { ok: false; error: { code: 'invalid_
  * OAUTH_CUSTOM_PROVIDERS) cannot be registered: every lookup would find the deployment's first.
  */
 export async function registerProvider(input: ProviderRegister, deps: VaultDeps): Promise<ProviderReply> {
-  const refused = refuseDeployed(input.service, deps);
+  const refused = refuseDeployed(input.service, deps) ?? (await refuseUrls(input, deps));
   if (refused) return refused;
   const prev = await deps.customProviders.find(input, input.service);
   await deps.customProviders.save(customProviderDoc(input, prev, deps.ring));
@@ -43,6 +44,29 @@ export async function deleteProvider(input: ProviderDelete, deps: VaultDeps): Pr
     pending_deleted: pending,
   });
   return { ok: true };
+}
+
+/**
+ * The vault calls token_url and revocation_url with the client secret and the user's tokens, and
+ * sends browsers to authorize_url: each must pass the outbound policy (https in live, https for
+ * authorize_url everywhere, a public host) now, and the first two again at every call.
+ */
+async function refuseUrls(input: ProviderRegister, deps: VaultDeps): Promise<ProviderReply | undefined> {
+  const checks: [string, string | undefined, OutboundPolicy][] = [
+    ['authorize_url', input.authorize_url, deps.oauth.authorizePolicy],
+    ['token_url', input.token_url, deps.oauth.policyFor(input.environment)],
+    ['revocation_url', input.revocation_url, deps.oauth.policyFor(input.environment)],
+  ];
+  for (const [field, url, policy] of checks) {
+    if (url === undefined) continue;
+    try {
+      await policy.checkDestination(url);
+    } catch (err) {
+      if (!(err instanceof OutboundRefusedError)) throw err;
+      return { ok: false, error: { code: 'invalid_request', message: `oauth.${field} refused: ${err.reason}` } };
+    }
+  }
+  return undefined;
 }
 
 function refuseDeployed(service: string, deps: VaultDeps): ProviderReply | undefined {

@@ -1,3 +1,4 @@
+import { OutboundPolicy, OutboundRefusedError, outboundRequest } from '@tes/outbound';
 import { normalizeScopes, type Provider } from './provider-registry.js';
 
 export interface TokenSet {
@@ -47,7 +48,29 @@ const PERMANENT_CODES = new Set([
 
 /** The vault's side of RFC 6749 (code exchange, refresh), RFC 7009 (revocation), and health probes. */
 export class OAuthClient {
-  constructor(private readonly timeoutMs: number) {}
+  private readonly policies: Record<'test' | 'live', OutboundPolicy>;
+
+  /** `allowPrivate`: OUTBOUND_ALLOW_PRIVATE (local development only). */
+  constructor(
+    private readonly timeoutMs: number,
+    outbound: { allowPrivate: boolean } = { allowPrivate: false },
+  ) {
+    // The authorize URL is a redirect of the user's browser: https in both environments.
+    this.policies = {
+      live: new OutboundPolicy({ httpsOnly: true, allowPrivate: outbound.allowPrivate }),
+      test: new OutboundPolicy({ httpsOnly: false, allowPrivate: outbound.allowPrivate }),
+    };
+  }
+
+  /** The outbound policy of a registered provider's token, revocation and userinfo URLs in an environment. */
+  policyFor(environment: 'test' | 'live'): OutboundPolicy {
+    return this.policies[environment];
+  }
+
+  /** The policy of every authorize URL: https on a public host (an open redirect otherwise). */
+  get authorizePolicy(): OutboundPolicy {
+    return this.policies.live;
+  }
 
   exchangeCode(provider: Provider, input: { code: string; redirectUri: string; codeVerifier: string | undefined }): Promise<TokenSet> {
     return this.tokenRequest(provider, {
@@ -74,7 +97,7 @@ export class OAuthClient {
       case 'github': {
         if (!tokens.accessToken) return true;
         const url = provider.revocationUrl.replace('{client_id}', encodeURIComponent(clientId));
-        const res = await this.call(url, {
+        const res = await this.call(provider, url, {
           method: 'DELETE',
           headers: {
             authorization: basic(clientId, clientSecret),
@@ -90,7 +113,7 @@ export class OAuthClient {
       case 'slack': {
         const token = tokens.accessToken ?? tokens.refreshToken;
         if (!token) return true;
-        const res = await this.call(provider.revocationUrl, {
+        const res = await this.call(provider, provider.revocationUrl, {
           method: 'POST',
           headers: form(),
           body: new URLSearchParams({ token }).toString(),
@@ -109,7 +132,11 @@ export class OAuthClient {
           const headers: Record<string, string> = { ...form(), accept: 'application/json' };
           if (provider.tokenAuth === 'basic') headers['authorization'] = basic(clientId, clientSecret);
           else Object.assign(params, { client_id: clientId, client_secret: clientSecret });
-          const res = await this.call(provider.revocationUrl, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
+          const res = await this.call(provider, provider.revocationUrl, {
+            method: 'POST',
+            headers,
+            body: new URLSearchParams(params).toString(),
+          });
           // RFC 7009 2.2: 200 also for tokens that were already invalid.
           if (!res.ok) throw await callError(res, 'revocation');
         }
@@ -123,7 +150,7 @@ export class OAuthClient {
     if (!provider.probeUrl) return 'unknown';
     let res: Response;
     try {
-      res = await this.call(provider.probeUrl, {
+      res = await this.call(provider, provider.probeUrl, {
         method: 'GET',
         headers: { ...provider.probeHeaders, authorization: `Bearer ${accessToken}`, accept: 'application/json' },
       });
@@ -152,17 +179,32 @@ export class OAuthClient {
       Object.assign(headers, form());
       body = new URLSearchParams(fields).toString();
     }
-    const res = await this.call(provider.tokenUrl, { method: 'POST', headers, body });
+    const res = await this.call(provider, provider.tokenUrl, { method: 'POST', headers, body });
     const json = (await readJson(res)) as Record<string, unknown> | undefined;
     if (!res.ok || !json || typeof json['error'] === 'string' || json['ok'] === false)
       throw await callError(res, params['grant_type'] ?? 'token', json);
     return parseTokenSet(json);
   }
 
-  private async call(url: string, init: RequestInit): Promise<Response> {
+  /**
+   * One call, never following a redirect. A registered provider's URLs go through the outbound
+   * policy (addresses checked at connect time); a refusal is permanent and says nothing of what
+   * is at the address.
+   */
+  private async call(
+    provider: Provider,
+    url: string,
+    init: { method: string; headers: Record<string, string>; body?: string },
+  ): Promise<Response> {
     try {
-      return await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(this.timeoutMs) });
+      if (!provider.registeredIn) return await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(this.timeoutMs) });
+      const res = await outboundRequest(url, { ...init, timeoutMs: this.timeoutMs }, this.policies[provider.registeredIn]);
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers.set(k, v);
+      return new Response(res.status === 204 || res.status === 304 ? null : new Uint8Array(res.body), { status: res.status, headers });
     } catch (err) {
+      if (err instanceof OutboundRefusedError)
+        throw new ProviderCallError(true, err.code, `provider call refused by the outbound policy: ${err.message}`);
       const e = err as Error;
       const what = e.name === 'TimeoutError' ? `timed out after ${this.timeoutMs} ms` : `failed: ${e.message}`;
       throw new ProviderCallError(false, 'unreachable', `provider call to ${new URL(url).host} ${what}`);

@@ -31,6 +31,11 @@ export interface Provider extends ProviderDef {
   clientSecret: string | undefined;
   /** Client credentials are present: the vault can run this provider's flow. */
   configured: boolean;
+  /**
+   * Set for a provider an account registered (a custom tool's): its URLs were chosen by a
+   * customer, so every call to them goes through the outbound policy of this environment.
+   */
+  registeredIn?: 'test' | 'live';
 }
 
 const google = {

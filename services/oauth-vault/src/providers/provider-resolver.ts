@@ -53,5 +53,6 @@ function customProvider(doc: CustomProviderDoc, ring: KeyRing): Provider {
     clientId: doc.client_id,
     clientSecret: openClientSecret(doc, ring),
     configured: true,
+    registeredIn: doc.environment,
   };
 }

@@ -38,7 +38,7 @@ describe('HttpSender connection reuse', () => {
     Promise.all(Array.from({ length: n }, () => sender.send({ url, environment: 'test', body: '{}', headers: {}, timeoutMs: 5000 })));
 
   it('keeps every connection of a burst for the next one, up to maxFreeSockets', async () => {
-    const sender = new HttpSender({ allowedHosts: new Set() }, 100);
+    const sender = new HttpSender({ allowedHosts: new Set(), allowPrivate: true }, 100);
     try {
       holdUntil = 100;
       connections = 0;
@@ -52,7 +52,7 @@ describe('HttpSender connection reuse', () => {
   });
 
   it('closes what is beyond maxFreeSockets, and the next burst opens that many again', async () => {
-    const sender = new HttpSender({ allowedHosts: new Set() }, 64);
+    const sender = new HttpSender({ allowedHosts: new Set(), allowPrivate: true }, 64);
     try {
       holdUntil = 100;
       connections = 0;

@@ -1,7 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Environment } from '@tes/contracts';
-import { checkUrl, guardedLookup, UnsafeDestinationError, type GuardOptions } from '../domain/ssrf-guard.js';
+import { OutboundRefusedError, REFUSED_MESSAGE } from '@tes/outbound';
+import { policyFor, type GuardOptions } from '../domain/ssrf-guard.js';
 
 export interface SendRequest {
   url: string;
@@ -79,7 +80,7 @@ export class HttpSender {
     const elapsed = () => Math.round(performance.now() - started);
     let url: URL;
     try {
-      url = checkUrl(req.url, req.environment, this.guard);
+      url = policyFor(req.environment, this.guard).checkUrl(req.url);
     } catch (err) {
       return { ok: false, status_code: null, latency_ms: elapsed(), error: describe(err, req.timeoutMs), outcome: outcomeOf(err) };
     }
@@ -140,7 +141,7 @@ export class HttpSender {
         method: 'POST',
         // A retry after a stale kept-alive connection goes on a connection of its own.
         agent: fresh ? false : this.agentFor(url, req.environment),
-        lookup: guardedLookup(req.environment, this.guard),
+        lookup: policyFor(req.environment, this.guard).lookup,
         headers: {
           ...req.headers,
           'content-type': 'application/json',
@@ -189,14 +190,15 @@ class TimeoutError extends Error {
 /** The outcome of a POST that got no status. */
 function outcomeOf(err: unknown): SendOutcome {
   if (err instanceof TimeoutError) return 'timeout';
-  if (err instanceof UnsafeDestinationError) return 'blocked';
+  if (err instanceof OutboundRefusedError) return 'blocked';
   return 'network_error';
 }
 
 /** A short, secret-free reason for the attempt log. */
 function describe(err: unknown, timeoutMs: number): string {
   if (err instanceof TimeoutError) return `timeout: no answer within ${timeoutMs} ms`;
-  if (err instanceof UnsafeDestinationError) return `refused by the destination guard: ${err.message}`;
+  // The same words whatever is at a refused address: nothing was asked there.
+  if (err instanceof OutboundRefusedError) return REFUSED_MESSAGE;
   const e = err as NodeJS.ErrnoException;
   switch (e.code) {
     case 'ECONNREFUSED':

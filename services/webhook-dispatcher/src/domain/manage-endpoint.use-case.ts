@@ -3,7 +3,8 @@ import type { Environment } from '@tes/contracts';
 import type { EndpointRepository } from '../store/endpoint.repository.js';
 import type { SecretRepository } from '../store/secret.repository.js';
 import { ensureSecret } from './manage-secrets.use-case.js';
-import { checkDestination, UnsafeDestinationError, type GuardOptions } from './ssrf-guard.js';
+import { OutboundRefusedError } from '@tes/outbound';
+import { policyFor, type GuardOptions } from './ssrf-guard.js';
 
 export interface EndpointView {
   account_id: string;
@@ -21,9 +22,9 @@ export async function setEndpoint(
   url: string,
 ): Promise<EndpointView> {
   try {
-    await checkDestination(url, environment, deps.guard);
+    await policyFor(environment, deps.guard).checkDestination(url);
   } catch (err) {
-    if (err instanceof UnsafeDestinationError) throw new AppError('invalid_request', `webhook URL refused: ${err.message}`);
+    if (err instanceof OutboundRefusedError) throw new AppError('invalid_request', `webhook URL refused: ${err.reason}`);
     throw err;
   }
   const doc = await deps.endpoints.set(accountId, environment, url);

@@ -43,7 +43,7 @@ describe('webhook admin requests (dispatcher.admin)', () => {
   });
 
   it('webhook.set refuses what the destination guard refuses, and stores a good URL with a secret', async () => {
-    const bad = await ask('webhook.set', { account_id: ACCT, environment: 'live', url: 'http://127.0.0.1:9/hook' });
+    const bad = await ask('webhook.set', { account_id: ACCT, environment: 'live', url: 'https://169.254.169.254/hook' });
     expect(bad).toMatchObject({ ok: false, error: { code: 'invalid_request' } });
     expect(bad['error'].message).toMatch(/webhook URL refused/);
 

@@ -37,6 +37,8 @@ export const FAST_ENV: Record<string, string> = {
   CLAIM_MARGIN_MS: '1000',
   ORDER_GAP_WAIT_MS: '1000',
   SHUTDOWN_TIMEOUT_MS: '3000',
+  // The receivers of these tests listen on 127.0.0.1.
+  OUTBOUND_ALLOW_PRIVATE: 'true',
 };
 
 export function testConfig(ns: string, db: string, env: Record<string, string> = {}): Config {
@@ -70,7 +72,7 @@ export async function startHarness(prefix: string, env: Record<string, string> =
     async configure(account, environment, url) {
       const repos = dispatcher.repos;
       await setEndpoint(
-        { endpoints: repos.endpoints, secrets: repos.secrets, guard: { allowedHosts: new Set() } },
+        { endpoints: repos.endpoints, secrets: repos.secrets, guard: { allowedHosts: new Set(), allowPrivate: true } },
         account,
         environment,
         url,
