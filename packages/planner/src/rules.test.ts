@@ -27,6 +27,10 @@ describe('safety: a plan only does what was asked', () => {
     expect(refusal("add bob@x.com to tomorrow's 3pm standup").code).toBe('no_matching_tool');
     expect(refusal('Get the README of acme/api').code).toBe('no_matching_tool');
     expect(actions('Add a meeting to my calendar tomorrow at 3pm')).toEqual(['google_calendar.create_event']);
+    // A loop over something nothing lists is refused, never planned as one step; a question is not a trigger.
+    expect(refusal('create an issue in acme/api for each failing test').code).toBe('unsupported_request');
+    expect(actions('when is my next meeting with Bob?')).toEqual(['google_calendar.list_events']);
+    expect(refusal('remind every member of #eng').code).toBe('missing_input');
   });
 
   it('plans a draft as a draft, and nothing that sends, when the prompt says not to send', () => {

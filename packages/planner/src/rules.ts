@@ -139,6 +139,14 @@ function planClause(clause: Clause, p: Planning): Refusal | undefined {
   const each = forEach(clause, prepared, state);
   if (each) return planEach(each, p);
   const loop = numberLoop(clause);
+  // "for each failing test": a loop over something no listing gives; never one step in its place.
+  if (!loop && /\b(?:for|to|on|in)\s+(?:each|every)\b(?!\s+(?:of\s+)?(?:them|those|these|⟨)\b)(?!\s+(?:of\s+)?⟨)/.test(clause.canon))
+    return {
+      code: 'unsupported_request',
+      message: `"${unmaskRaw(clause, prepared)}" goes "for each" over something the service cannot list.`,
+      suggestion:
+        "Name the items (e.g. 'for each of acme/api and acme/web, …') or a listing of issues, pull requests or channels (e.g. 'for each of the last 5 issues in acme/api, …')",
+    };
   const hasQuote = /⟦\d+⟧/.test(clause.raw) || loop !== undefined;
   const intents = rankIntents(
     loop ? { ...clause, words: [...clause.words, 'it'] } : clause,

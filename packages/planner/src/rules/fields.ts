@@ -239,8 +239,9 @@ const SPECIFIC: Record<string, (s: Slots, put: Put, add: Add) => void> = {
         s.clause.raw.replace(QUOTE, ' '),
       );
     const owner = org?.[1] ?? org?.[2];
-    const words =
-      takeQuote(s, ['title', 'quoted', 'colon']) ?? aboutText(s, /\b(?:about|for|matching|related to|on|with|named|called)\s+(.+)$/i);
+    const words = (
+      takeQuote(s, ['title', 'quoted', 'colon']) ?? aboutText(s, /\b(?:about|for|matching|related to|on|with|named|called)\s+(.+)$/i)
+    )?.replace(/^(?:repos|repositories|projects)\s+(?:about|for|on|matching|related to|with)\s+/i, '');
     put('query', [words, owner ? `org:${owner}` : undefined].filter(Boolean).join(' ') || undefined);
   },
   'github.create_repository': (s, put) => {
@@ -606,7 +607,10 @@ function fillEmail(s: Slots, put: Put): void {
 /** A noun phrase with no verb that starts with a determiner ("the agenda", "today's weather"): what to send, not the text. */
 function isDescription(text: string): boolean {
   return (
-    /^(?:the|a|an|my|our|your|their|his|her|its|today's|tomorrow's|yesterday's|this|that|these|those|some)\b/i.test(text) &&
+    (/^(?:the|a|an|my|our|your|their|his|her|its|today's|tomorrow's|yesterday's|this|that|these|those|some|every|each|all|everyone)\b/i.test(
+      text,
+    ) ||
+      /\b(?:of|to|in|on|for|with|about)$/i.test(text)) &&
     !/\b(?:is|are|was|were|will|has|have|had|can|should|must|need|needs|going|done|ready|live|down|up|out|back|over|broke|went|\w+ed|\w+n't)\b|\d/i.test(
       text,
     )

@@ -100,7 +100,10 @@ export function refuseUpfront(prompt: string): Refusal | undefined {
         'The prompt holds instructions aimed at the planner itself ("ignore previous instructions", "system override" …), so it is not planned.',
       suggestion: 'Send only the request you want carried out, e.g. \'Post "hi" to #general\'',
     };
-  if (CONDITIONAL.test(text) && !TRIGGER.test(text))
+  if (
+    CONDITIONAL.test(text) &&
+    !(TRIGGER.test(text) && !/^\s*(?:when|quand|wann|cuándo|cuando)(?:'s|\s+(?:is|are|was|were|will|do|does|did))\b/i.test(text))
+  )
     return {
       code: 'unsupported_request',
       message:
@@ -108,7 +111,9 @@ export function refuseUpfront(prompt: string): Refusal | undefined {
       suggestion:
         "Ask for the first part alone (e.g. 'Am I free Friday 3-4pm?'), then create the second task yourself if the answer calls for it",
     };
-  if (TRIGGER.test(text))
+  // "when is my next meeting?" asks; "when a new issue is labeled, …" waits for an event.
+  const question = /^\s*(?:when|quand|wann|cuándo|cuando)(?:'s|\s+(?:is|are|was|were|will|do|does|did|was|est|ist|es))\b/i.test(text);
+  if (TRIGGER.test(text) && !question)
     return {
       code: 'unsupported_request',
       message: 'The service runs a request now; it does not watch for future events ("when a new issue is labeled …").',

@@ -274,7 +274,7 @@ export const POLITE: ReadonlySet<string> = new Set([
   'so',
 ]);
 const VERBISH =
-  /^(?:post|send|say|tell|notify|announce|share|write|ping|message|drop|let|inform|broadcast|echo|repeat|print|uppercase|lowercase|shout|dm|envoie|publie|poste|dis|sende|schicke|poste|sag|envía|manda|publica|di|dile)$/i;
+  /^(?:post|send|say|tell|notify|announce|share|write|ping|message|drop|let|inform|broadcast|remind|alert|warn|update|echo|repeat|print|uppercase|lowercase|shout|dm|envoie|publie|poste|dis|sende|schicke|poste|sag|envía|manda|publica|di|dile)$/i;
 
 /** A subject made from a body: its first sentence, at most 60 characters. */
 export function subjectFrom(body: string): string {
