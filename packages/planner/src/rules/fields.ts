@@ -144,7 +144,7 @@ function person(s: Slots): string | undefined {
   const user = entitiesOf(s, 'user')[0] ?? entitiesOf(s, 'email')[0];
   // A Slack id (U024BE7LH) is used as it is; a handle keeps its "@".
   if (user) return user.kind === 'user' && !/^[UW][A-Z0-9]{8,}$/.test(user.value) ? `@${user.value}` : user.value;
-  const m = /\b(?:dm|message|ping|tell|text|to|with|envoie\s+à|à|an|a)\s+([\p{Lu}][\p{L}'-]+(?:\s+[\p{Lu}][\p{L}'-]+)?)/u.exec(
+  const m = /\b(?:dm|message|ping|tell|text|let|to|with|envoie\s+à|à|an|a)\s+([\p{Lu}][\p{L}'-]+(?:\s+[\p{Lu}][\p{L}'-]+)?)/u.exec(
     s.clause.raw.replace(/^\S+\s+/, (w) => w.toLowerCase()),
   );
   return m?.[1];

@@ -239,7 +239,11 @@ export function leftoverText(s: Slots, verbs: readonly string[]): string | undef
   if (lead) words.splice(0, lead[0].trim().split(/\s+/).length);
   while (words.length > 0 && /^(?:know|that|saying|to|in|on|for|que|dass|:)$/i.test((words[0] ?? '').replace(/[,:]$/, ''))) words.shift();
   while (words.length > 0 && FILLER.has((words[words.length - 1] ?? '').toLowerCase())) words.pop();
-  const text = words.join(' ').replace(/^[,:\s-]+|[,\s]+$/g, '');
+  // "(let) Sarah know on Slack that …": the message is what follows "that".
+  const text = words
+    .join(' ')
+    .replace(/^(?:[\p{L}@.-]+\s+)?know\b.*?\bthat\s+/iu, '')
+    .replace(/^[,:\s-]+|[,\s]+$/g, '');
   return text.length > 0 ? text : undefined;
 }
 /** Words of politeness and filler before a request's verb ("could you please …", "I'd like to …"). */

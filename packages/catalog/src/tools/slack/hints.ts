@@ -23,7 +23,12 @@ export const SLACK_HINTS: ToolHints = {
   nouns: ['slack', 'channel', 'channels', 'dm', 'direct message', 'workspace', '@channel'],
   actions: {
     post_message: { verbs: [...TELL, '^slack'], objects: ['@channel', 'channel'], not: ['dm', 'direct message', 'privately'] },
-    send_direct_message: { verbs: [...TELL, 'dm', '^slack'], objects: ['@user', 'dm', 'direct message', 'privately'] },
+    // "let Sarah know on Slack …": a person named with Slack and no channel is a direct message.
+    send_direct_message: {
+      verbs: [...TELL, 'dm', '^slack'],
+      objects: ['@user', 'dm', 'direct message', 'privately', 'on slack'],
+      not: ['@channel'],
+    },
     list_channels: { verbs: ['list', 'show', 'get', 'find', 'what', 'which', 'display', 'see'], objects: ['channels'] },
     create_channel: { verbs: ['create', 'make', 'new', 'set', 'start', 'open', 'add'], objects: ['channel'], not: ['invite'] },
     invite_to_channel: {
