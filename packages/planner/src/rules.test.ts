@@ -201,6 +201,14 @@ describe('free text, names and chains', () => {
     expect(refusal("Post today's weather to #random").code).toBe('missing_input');
   });
 
+  it('chains a create, its labels, its assignee and its link posted to Slack (a #channel is never a GitHub comment)', () => {
+    expect(
+      actions(
+        'Open a GitHub issue in acme-corp/billing-service titled "Invoice PDF export fails", label it "bug" and "priority-high", assign it to @dlinares, then post the issue link in #billing-eng on Slack.',
+      ),
+    ).toEqual(['github.create_issue', 'github.add_labels', 'github.update_issue', 'slack.post_message']);
+  });
+
   it('posts to each channel named', () => {
     expect(steps('Post "Standup in 5" to #eng, #ops and #design').map((s) => s.input['channel'])).toEqual(['eng', 'ops', 'design']);
   });

@@ -37,12 +37,16 @@ export function taskToolOf(steps: readonly WorkflowStep[], tools: readonly ToolD
 
 const catalogs = new WeakMap<readonly ToolDef[], ToolEntry[]>();
 
+/** The catalog whose words the text module reads now: they are rebuilt only when another catalog is planned over. */
+let applied: ToolEntry[] | undefined;
+
 function catalogOf(tools: readonly ToolDef[]): ToolEntry[] {
   let entries = catalogs.get(tools);
   if (!entries) {
     entries = tools.map((tool) => ({ tool, hints: BUILT_IN_HINTS[tool.name] ?? customHints(tool) }));
     catalogs.set(tools, entries);
   }
+  if (entries === applied) return entries;
   const words = entries.flatMap(({ hints }) => [
     ...hints.nouns,
     ...Object.values(hints.actions).flatMap((a) => [...a.verbs, ...a.objects, ...(a.not ?? [])]),
@@ -50,6 +54,7 @@ function catalogOf(tools: readonly ToolDef[]): ToolEntry[] {
   setVocabulary(words.filter((w) => !w.startsWith('@')));
   setClauseVerbs(entries.flatMap(({ hints }) => Object.values(hints.actions).flatMap((a) => a.verbs.map((v) => v.replace(/^\^/, '')))));
   setKnownVerbs(ACTION_WORDS);
+  applied = entries;
   return entries;
 }
 

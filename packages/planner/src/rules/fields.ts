@@ -101,7 +101,8 @@ function textOrBack(s: Slots, roles: readonly string[], verbs: readonly string[]
 
 function labels(s: Slots): string[] | undefined {
   const quoted: string[] = [];
-  const re = /\b(?:labels?|labell?ed|tagged|tags?|as)\s*(?:[:=])?\s*((?:⟦\d+⟧(?:\s*(?:,|and|&)\s*)?)+)/giu;
+  const re =
+    /\b(?:labels?|labell?ed|tagged|tags?|as)\s*(?:it|them|(?:it|them)\s+(?:as|with))?\s*(?:[:=])?\s*((?:⟦\d+⟧(?:\s*(?:,|and|&)\s*)?)+)/giu;
   for (const m of s.clause.raw.matchAll(re)) {
     for (const q of (m[1] ?? '').matchAll(QUOTE)) {
       const id = Number(q[1]);

@@ -23,7 +23,8 @@ export const GITHUB_HINTS: ToolHints = {
     comment_on_issue: {
       verbs: ['comment', 'reply', 'respond', 'answer', 'write', 'add', 'post', 'leave'],
       objects: ['comment', ...ISSUE],
-      not: ['pr', 'pull request'],
+      // "post the issue link in #eng on Slack": a #channel or Slack says where it goes, not a comment.
+      not: ['pr', 'pull request', '@channel', 'slack'],
     },
     add_labels: { verbs: ['label', 'tag', 'add', 'apply', 'put', 'mark', 'set'], objects: ['label', 'labels', 'tag'] },
     close_issue: { verbs: ['close', 'resolve', 'shut'], objects: ISSUE, not: ['pr', 'pull request', 'reopen'] },
@@ -42,7 +43,11 @@ export const GITHUB_HINTS: ToolHints = {
       objects: PR,
       not: ['pull requests', 'prs', 'comment'],
     },
-    comment_on_pull_request: { verbs: ['comment', 'reply', 'respond', 'answer', 'write', 'add', 'post', 'leave'], objects: PR },
+    comment_on_pull_request: {
+      verbs: ['comment', 'reply', 'respond', 'answer', 'write', 'add', 'post', 'leave'],
+      objects: PR,
+      not: ['@channel', 'slack'],
+    },
     merge_pull_request: { verbs: ['merge', 'squash', 'rebase', 'land', 'ship'], objects: [...PR, '@number'] },
     get_repository: {
       verbs: ['describe', 'get', 'show', 'info', 'details', 'stars', 'tell', 'how', 'what', 'check', 'look'],
