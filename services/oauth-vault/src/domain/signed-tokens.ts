@@ -89,14 +89,7 @@ export class TokenSigner {
   }
 
   signState(claims: StateClaims, ttlSeconds: number): { token: string; jti: string } {
-    const jti = `st_${randomBytes(16).toString('base64url')}`;
-    const token = jwt.sign(claims, this.stateKey, {
-      algorithm: 'HS256',
-      expiresIn: ttlSeconds,
-      issuer: ISSUER,
-      audience: STATE_AUDIENCE,
-      jwtid: jti,
-    });
+    const { token, jti } = this.sign(claims, this.stateKey, STATE_AUDIENCE, `st_${randomBytes(16).toString('base64url')}`, ttlSeconds);
     return { token, jti };
   }
 
@@ -120,16 +113,14 @@ export class TokenSigner {
   }
 
   signSettings(claims: SettingsClaims, ttlSeconds: number): { token: string; expiresAt: Date } {
-    const jti = `sl_${randomBytes(12).toString('base64url')}`;
-    const token = jwt.sign(claims, this.settingsKey, {
-      algorithm: 'HS256',
-      expiresIn: ttlSeconds,
-      issuer: ISSUER,
-      audience: SETTINGS_AUDIENCE,
-      jwtid: jti,
-    });
-    const { exp } = jwt.decode(token) as { exp: number };
-    return { token, expiresAt: new Date(exp * 1000) };
+    const { token, expiresAt } = this.sign(
+      claims,
+      this.settingsKey,
+      SETTINGS_AUDIENCE,
+      `sl_${randomBytes(12).toString('base64url')}`,
+      ttlSeconds,
+    );
+    return { token, expiresAt };
   }
 
   verifySettings(token: string): VerifiedSettings {
@@ -147,16 +138,7 @@ export class TokenSigner {
   }
 
   signConsent(claims: ConsentClaims, ttlSeconds: number): { token: string; jti: string; expiresAt: Date } {
-    const jti = `cl_${randomBytes(12).toString('base64url')}`;
-    const token = jwt.sign(claims, this.consentKey, {
-      algorithm: 'HS256',
-      expiresIn: ttlSeconds,
-      issuer: ISSUER,
-      audience: CONSENT_AUDIENCE,
-      jwtid: jti,
-    });
-    const { exp } = jwt.decode(token) as { exp: number };
-    return { token, jti, expiresAt: new Date(exp * 1000) };
+    return this.sign(claims, this.consentKey, CONSENT_AUDIENCE, `cl_${randomBytes(12).toString('base64url')}`, ttlSeconds);
   }
 
   /** `ignoreExpiration` only to renew a link (the gateway asks for a fresh one under the account's key). */
@@ -184,6 +166,19 @@ export class TokenSigner {
   checkCsrf(jti: string, cookieNonce: string | undefined, given: string | undefined): boolean {
     if (!cookieNonce || !given) return false;
     return safeEqual(this.csrfFor(jti, cookieNonce), given);
+  }
+
+  /** One signed link or state: HS256 under its own key and audience, with its id and expiry. */
+  private sign(
+    claims: object,
+    key: Buffer,
+    audience: string,
+    jti: string,
+    ttlSeconds: number,
+  ): { token: string; jti: string; expiresAt: Date } {
+    const token = jwt.sign(claims, key, { algorithm: 'HS256', expiresIn: ttlSeconds, issuer: ISSUER, audience, jwtid: jti });
+    const { exp } = jwt.decode(token) as { exp: number };
+    return { token, jti, expiresAt: new Date(exp * 1000) };
   }
 
   private verify(token: string, key: Buffer, audience: string, ignoreExpiration = false): jwt.JwtPayload {
