@@ -1,8 +1,9 @@
-import { parseArgs } from 'node:util';
-import { ENVIRONMENTS, type Environment } from '@tes/contracts';
+import { ENVIRONMENTS } from '@tes/contracts';
+import { commandOrExit, oneOf, UsageError } from '@tes/cli';
 import { parseEnv, ConfigError } from '@tes/config';
 import { createLogger } from '@tes/logger';
 import { connectMongo, ensureIndexes } from '@tes/store';
+import { COMMANDS } from './cli/commands.js';
 import { cliConfigSchema, publicBaseUrl, type CliConfig } from './config.js';
 import { resealedDoc } from './domain/connection-docs.js';
 import { resealedProviderDoc } from './domain/custom-provider-docs.js';
@@ -15,38 +16,24 @@ import { CustomProviderRepository } from './store/custom-provider.repository.js'
 import { LeaseRepository } from './store/lease.repository.js';
 
 /**
- * Operator CLI of the vault. Prints JSON on stdout; on bad input prints
- * {"error":{code,message}} on stderr and exits 1. A leading "vault" word is accepted, so
- * `scripts/admin.mjs` can route a `vault` group here.
+ * Operator CLI of the vault. Prints JSON on stdout; on bad input prints {"error":{code,message}}
+ * on stderr and exits 1 (2 when the command line does not parse: see @tes/cli). The leading
+ * "vault" word that `scripts/admin.mjs` routes here may be left out.
  */
-class UsageError extends Error {}
-
-const USAGE = `usage:
-  reencrypt                                    re-seal every stored token and custom provider secret under the current key of VAULT_KEYS
-  settings-link --account ID --env test|live --user ID [--ttl SECONDS]
-                                               a signed, expiring link to the user's connection settings page
-  connections list --account ID --env test|live --user ID
-                                               a user's connections (never a token)`;
-
 async function main(argv: string[]): Promise<unknown> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { account: { type: 'string' }, env: { type: 'string' }, user: { type: 'string' }, ttl: { type: 'string' } },
-  });
-  const words = positionals[0] === 'vault' ? positionals.slice(1) : positionals;
-  const command = words.join(' ');
+  const command = commandOrExit(COMMANDS, argv[0] === 'vault' ? argv : ['vault', ...argv]);
   const config = parseEnv<CliConfig>(cliConfigSchema);
-  switch (command) {
-    case 'settings-link': {
-      const user = required(values, 'account', 'env', 'user');
+  switch (command.name) {
+    case 'vault settings-link': {
+      const { values } = command;
+      const env = oneOf('--env', values.env, ENVIRONMENTS);
       const secret = readSecret(process.env, 'VAULT_STATE_SECRET');
       if (!secret) throw new UsageError('VAULT_STATE_SECRET (or VAULT_STATE_SECRET_FILE) must be set: it signs the link the vault checks');
       const ttl = values.ttl ? positiveInt(values.ttl, '--ttl') : config.SETTINGS_LINK_TTL_S;
-      const { token, expiresAt } = new TokenSigner(secret).signSettings({ acct: user.account, env: user.env, usr: user.user }, ttl);
+      const { token, expiresAt } = new TokenSigner(secret).signSettings({ acct: values.account, env, usr: values.user }, ttl);
       return { url: `${publicBaseUrl(config)}/settings?token=${encodeURIComponent(token)}`, expires_at: expiresAt.toISOString() };
     }
-    case 'reencrypt':
+    case 'vault reencrypt':
       return withStore(config, async ({ connections, customProviders }, ring) => {
         let scanned = 0;
         let rewritten = 0;
@@ -77,10 +64,11 @@ async function main(argv: string[]): Promise<unknown> {
           custom_providers: await resealProviders(customProviders, ring),
         };
       });
-    case 'connections list': {
-      const user = required(values, 'account', 'env', 'user');
+    case 'vault connections list': {
+      const { account, user } = command.values;
+      const env = oneOf('--env', command.values.env, ENVIRONMENTS);
       return withStore(config, async ({ connections }) => {
-        const docs = await connections.listFor(user.account, user.env, user.user);
+        const docs = await connections.listFor(account, env, user);
         return docs.map((d) => ({
           ...toView(d),
           key_id: d.key_id,
@@ -89,8 +77,6 @@ async function main(argv: string[]): Promise<unknown> {
         }));
       });
     }
-    default:
-      throw new UsageError(USAGE);
   }
 }
 
@@ -136,15 +122,6 @@ async function withStore<T>(config: CliConfig, fn: (store: Store, ring: KeyRing)
   } finally {
     await mongo.close();
   }
-}
-
-function required(
-  values: { account?: string | undefined; env?: string | undefined; user?: string | undefined },
-  ...names: ('account' | 'env' | 'user')[]
-) {
-  for (const n of names) if (!values[n]) throw new UsageError(`--${n} is required`);
-  if (!ENVIRONMENTS.includes(values.env as Environment)) throw new UsageError('--env must be test or live');
-  return { account: values.account as string, env: values.env as Environment, user: values.user as string };
 }
 
 function positiveInt(v: string, name: string): number {

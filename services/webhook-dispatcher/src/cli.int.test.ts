@@ -5,6 +5,7 @@
 import path from 'node:path';
 import mongoose from 'mongoose';
 import { MONGO_URL, REPO_ROOT, runScript, uniqueName, type ProcessRun } from '@tes/testing';
+import { UsageError } from '@tes/cli';
 import { isAppError } from '@tes/errors';
 import { KeyRing } from '@tes/sealing';
 import { parseCommand, runCommand } from './cli/commands.js';
@@ -30,7 +31,7 @@ describe('operator CLI (real process)', () => {
       if (command.name === 'help') return {};
       return { ok: await runCommand(command, { repos, guard: { allowedHosts: new Set() } }) };
     } catch (err) {
-      if (isAppError(err)) return { error: { code: err.code, message: err.message } };
+      if (isAppError(err) || err instanceof UsageError) return { error: { code: err.code, message: err.message } };
       throw err;
     }
   }

@@ -5,13 +5,14 @@
  * changed endpoint or secret is announced on the broker (AMQP_URL, AMQP_NAMESPACE), so every
  * replica drops its cached copy at once.
  */
+import { commandOrExit, UsageError } from '@tes/cli';
 import { ConfigError, parseEnv } from '@tes/config';
 import { isAppError } from '@tes/errors';
 import { createLogger } from '@tes/logger';
 import { Broker, lazyPublisher } from '@tes/messaging';
 import { KeyRingError, type KeyRing } from '@tes/sealing';
 import { connectMongo } from '@tes/store';
-import { parseCommand, runCommand, USAGE } from './cli/commands.js';
+import { COMMANDS, runCommand, toCommand } from './cli/commands.js';
 import { cliConfigSchema, parseHostList, type CliConfig } from './config.js';
 import { configAnnouncer } from './messaging/config-changes.js';
 import { loadSecretKeys } from './secret-keys.js';
@@ -26,21 +27,18 @@ function fail(code: string, message: string, exitCode: number): never {
 }
 
 async function main(): Promise<void> {
+  const parsed = commandOrExit(COMMANDS, process.argv.slice(2));
   let command;
   let config: CliConfig;
   let ring: KeyRing;
   try {
-    command = parseCommand(process.argv.slice(2));
+    command = toCommand(parsed);
     config = parseEnv<CliConfig>(cliConfigSchema);
     ring = loadSecretKeys(config);
   } catch (err) {
     if (isAppError(err)) fail(err.code, err.message, 1);
-    if (err instanceof ConfigError || err instanceof KeyRingError) fail('invalid_request', err.message, 1);
+    if (err instanceof UsageError || err instanceof ConfigError || err instanceof KeyRingError) fail('invalid_request', err.message, 1);
     throw err;
-  }
-  if (command.name === 'help') {
-    process.stdout.write(`${USAGE}\n`);
-    return;
   }
   // Logs go to stderr, errors only: stdout carries the JSON answer alone.
   const logger = createLogger({ service: 'webhook-dispatcher-cli', level: 'error', stream: process.stderr });

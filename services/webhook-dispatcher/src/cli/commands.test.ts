@@ -1,11 +1,11 @@
-import { isAppError } from '@tes/errors';
+import { UsageError } from '@tes/cli';
 import { parseCommand } from './commands.js';
 
 function error(argv: string[]): string {
   try {
     parseCommand(argv);
   } catch (err) {
-    if (isAppError(err)) return `${err.code}: ${err.message}`;
+    if (err instanceof UsageError) return `${err.code}: ${err.message}`;
     throw err;
   }
   throw new Error('no error');
@@ -35,6 +35,7 @@ describe('CLI arguments', () => {
       event: 'evt_task_1_3',
     });
     expect(parseCommand([])).toEqual({ name: 'help' });
+    expect(parseCommand(['deliveries', '--help'])).toEqual({ name: 'help', group: 'deliveries' });
   });
 
   it('answers invalid_request naming what is wrong', () => {
@@ -45,6 +46,7 @@ describe('CLI arguments', () => {
     expect(error(['deliveries', 'list'])).toBe('invalid_request: --task or --account is required');
     expect(error(['deliveries', 'list', '--task', 't', '--account', 'a'])).toMatch(/not both/);
     expect(error(['secrets', 'init', '--acount', 'a'])).toMatch(/invalid_request: .*acount/i);
-    expect(error(['nope', 'nothing'])).toBe('invalid_request: unknown command "nope nothing"');
+    expect(error(['nope', 'nothing'])).toBe('invalid_request: unknown command "nope nothing": see pnpm admin --help');
+    expect(error(['secrets', 'nothing'])).toBe('invalid_request: unknown command "secrets nothing": see pnpm admin secrets --help');
   });
 });
