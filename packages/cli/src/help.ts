@@ -12,12 +12,14 @@ export function formatHelp(table: CommandTable, request: HelpRequest = { name: '
     if (command !== undefined && spec !== undefined) {
       return [`usage: ${table.program} ${synopsis(`${group} ${command}`, spec)}`, '', ...describe(spec, '')].join('\n');
     }
-    return [`usage: ${table.program} ${group} <command> [arguments] [options]`, '', ...groupLines(group, commands)].join('\n');
+    return withNotes(table, [`usage: ${table.program} ${group} <command> [arguments] [options]`, '', ...groupLines(group, commands)]);
   }
-  const lines = [`usage: ${table.program} <group> <command> [arguments] [options]`, ''];
-  for (const [name, cmds] of Object.entries(table.groups)) lines.push(...groupLines(name, cmds));
-  if (table.notes) lines.push('', table.notes);
-  return lines.join('\n');
+  const sections = Object.entries(table.groups).map(([name, cmds]) => groupLines(name, cmds).join('\n'));
+  return withNotes(table, [`usage: ${table.program} <group> <command> [arguments] [options]`, '', sections.join('\n\n')]);
+}
+
+function withNotes(table: CommandTable, lines: string[]): string {
+  return [...lines, ...(table.notes ? ['', table.notes] : [])].join('\n');
 }
 
 function groupLines(group: string, commands: CommandTable['groups'][string]): string[] {

@@ -65,7 +65,7 @@ export const COMMANDS = {
       },
     },
   },
-  notes: `Env: MONGO_URL, MONGO_DB (default tes_gateway); AMQP_URL, AMQP_NAMESPACE (to tell the running gateways of a change, and for tools).
+  notes: `Env (gateway): MONGO_URL, MONGO_DB (default tes_gateway); AMQP_URL, AMQP_NAMESPACE (to tell the running gateways of a change, and for tools).
 Prints JSON on stdout; on bad input exits 1 with {"error":{"code","message"}} on stderr (2 for a command line that does not parse).`,
 } as const satisfies CommandTable;
 

@@ -22,7 +22,7 @@ export const COMMANDS = {
       'connections list': { description: "A user's connections (never a token).", options: user },
     },
   },
-  notes: `Env: MONGO_URL, MONGO_DB (default tes_oauth_vault), VAULT_KEYS or VAULT_KEYS_FILE (reencrypt, connections list);
+  notes: `Env (oauth-vault): MONGO_URL, MONGO_DB (default tes_oauth_vault), VAULT_KEYS or VAULT_KEYS_FILE (reencrypt, connections list);
 VAULT_STATE_SECRET or VAULT_STATE_SECRET_FILE, PUBLIC_BASE_URL, SETTINGS_LINK_TTL_S (settings-link).
 Prints JSON on stdout; on bad input exits 1 with {"error":{"code","message"}} on stderr (2 for a command line that does not parse).`,
 } as const satisfies CommandTable;

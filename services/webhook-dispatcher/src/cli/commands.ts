@@ -48,7 +48,7 @@ export const COMMANDS = {
       },
     },
   },
-  notes: `Env: MONGO_URL, MONGO_DB (default tes_webhook_dispatcher), WEBHOOK_ALLOWED_HOSTS, OUTBOUND_ALLOW_PRIVATE,
+  notes: `Env (webhook-dispatcher): MONGO_URL, MONGO_DB (default tes_webhook_dispatcher), WEBHOOK_ALLOWED_HOSTS, OUTBOUND_ALLOW_PRIVATE,
 WEBHOOK_SECRET_KEYS or WEBHOOK_SECRET_KEYS_FILE (the key ring the secrets are sealed with); AMQP_URL,
 AMQP_NAMESPACE (to tell the running dispatchers of a changed endpoint or secret).
 Prints JSON on stdout; on bad input exits 1 with {"error":{"code","message"}} on stderr (2 for a command line that does not parse).`,
