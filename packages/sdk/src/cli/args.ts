@@ -36,8 +36,58 @@ const common = {
   insecure: { type: 'boolean' },
   'timeout-ms': { type: 'string' },
   'max-retries': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
+
+const waitTimeout = { 'wait-timeout-ms': { type: 'string' } } as const;
+
+/** Each command's positional arguments and options (USAGE describes them); parsed by node:util parseArgs. */
+export const COMMANDS = {
+  'tasks create': {
+    args: ['PROMPT'],
+    options: {
+      ...common,
+      ...waitTimeout,
+      'user-id': { type: 'string' },
+      metadata: { type: 'string', multiple: true },
+      'test-mode': { type: 'boolean' },
+      wait: { type: 'boolean' },
+      'idempotency-key': { type: 'string' },
+    },
+  },
+  'tasks get': { args: ['TASK_ID'], options: common },
+  'tasks cancel': { args: ['TASK_ID'], options: common },
+  'tasks trace': { args: ['TASK_ID'], options: common },
+  'tasks wait': { args: ['TASK_ID'], options: { ...common, ...waitTimeout } },
+  'tasks list': {
+    args: [],
+    options: {
+      ...common,
+      status: { type: 'string' },
+      'user-id': { type: 'string' },
+      limit: { type: 'string' },
+      offset: { type: 'string' },
+    },
+  },
+  'connections list': { args: ['USER_ID'], options: common },
+  'connections revoke': { args: ['USER_ID', 'SERVICE'], options: common },
+  'webhooks listen': {
+    args: [],
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      secret: { type: 'string' },
+      scheme: { type: 'string' },
+      'tolerance-seconds': { type: 'string' },
+    },
+  },
+} as const satisfies Record<string, { args: readonly string[]; options: NonNullable<ParseArgsConfig['options']> }>;
+
+type CommandName = keyof typeof COMMANDS;
+type Strings<A extends readonly string[]> = { readonly [I in keyof A]: string };
+type Parsed<N extends CommandName> = {
+  args: Strings<(typeof COMMANDS)[N]['args']>;
+  values: ReturnType<typeof parseArgs<{ options: (typeof COMMANDS)[N]['options']; allowPositionals: true; strict: true }>>['values'];
+};
 
 export interface CommonFlags {
   baseUrl?: string;
@@ -64,27 +114,10 @@ export type Command =
       toleranceSeconds?: number;
     };
 
-function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O) {
-  try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true });
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
-}
-
 function int(value: string | undefined, flag: string, min: number): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`${flag} must be an integer >= ${min}`);
   return Number(value);
-}
-
-function positionals(got: string[], names: string[], command: string): string[] {
-  if (got.length !== names.length) {
-    throw new UsageError(
-      `tes ${command} takes ${names.map((n) => n.toUpperCase()).join(' ') || 'no arguments'}, got ${got.length} argument(s)`,
-    );
-  }
-  return got;
 }
 
 function commonOf(v: {
@@ -113,106 +146,86 @@ export function parseMetadata(pairs: readonly string[]): Metadata {
   return out;
 }
 
+/** The checks and defaults parseArgs does not do, per command. */
+const BUILD: { [N in CommandName]: (p: Parsed<N>) => Command } = {
+  'tasks create': ({ args: [prompt], values }) => {
+    if (!prompt) throw new UsageError('the prompt must not be empty');
+    const params: CreateTaskParams = { prompt };
+    if (values['user-id'] !== undefined) params.user_id = values['user-id'];
+    if (values.metadata !== undefined) params.metadata = parseMetadata(values.metadata);
+    if (values['test-mode']) params.mode = 'test';
+    const cmd: Command = { kind: 'tasks.create', common: commonOf(values), params, wait: values.wait === true };
+    const waitTimeoutMs = int(values['wait-timeout-ms'], '--wait-timeout-ms', 1);
+    if (waitTimeoutMs !== undefined) {
+      if (!cmd.wait) throw new UsageError('--wait-timeout-ms needs --wait');
+      cmd.waitTimeoutMs = waitTimeoutMs;
+    }
+    if (values['idempotency-key'] !== undefined) cmd.idempotencyKey = values['idempotency-key'];
+    return cmd;
+  },
+  'tasks get': ({ args: [taskId], values }) => ({ kind: 'tasks.get', common: commonOf(values), taskId }),
+  'tasks cancel': ({ args: [taskId], values }) => ({ kind: 'tasks.cancel', common: commonOf(values), taskId }),
+  'tasks trace': ({ args: [taskId], values }) => ({ kind: 'tasks.trace', common: commonOf(values), taskId }),
+  'tasks wait': ({ args: [taskId], values }) => {
+    const cmd: Command = { kind: 'tasks.wait', common: commonOf(values), taskId };
+    const waitTimeoutMs = int(values['wait-timeout-ms'], '--wait-timeout-ms', 1);
+    if (waitTimeoutMs !== undefined) cmd.waitTimeoutMs = waitTimeoutMs;
+    return cmd;
+  },
+  'tasks list': ({ values }) => {
+    const params: ListTasksParams = {};
+    if (values.status !== undefined) {
+      if (!(TASK_STATUSES as readonly string[]).includes(values.status))
+        throw new UsageError(`--status must be one of ${TASK_STATUSES.join(', ')}`);
+      params.status = values.status as TaskStatus;
+    }
+    if (values['user-id'] !== undefined) params.user_id = values['user-id'];
+    const limit = int(values.limit, '--limit', 1);
+    if (limit !== undefined) params.limit = limit;
+    const offset = int(values.offset, '--offset', 0);
+    if (offset !== undefined) params.offset = offset;
+    return { kind: 'tasks.list', common: commonOf(values), params };
+  },
+  'connections list': ({ args: [userId], values }) => ({ kind: 'connections.list', common: commonOf(values), userId }),
+  'connections revoke': ({ args: [userId, service], values }) => ({
+    kind: 'connections.revoke',
+    common: commonOf(values),
+    userId,
+    service,
+  }),
+  'webhooks listen': ({ values }) => {
+    const port = int(values.port, '--port', 0);
+    if (port === undefined || port > 65535) throw new UsageError('--port N (0..65535) is required');
+    const scheme = values.scheme ?? 'standard';
+    if (scheme !== 'standard' && scheme !== 'service') throw new UsageError('--scheme must be standard or service');
+    const cmd: Command = { kind: 'webhooks.listen', port, host: values.host ?? '127.0.0.1', scheme };
+    if (values.secret !== undefined) cmd.secret = values.secret;
+    const tolerance = int(values['tolerance-seconds'], '--tolerance-seconds', 1);
+    if (tolerance !== undefined) cmd.toleranceSeconds = tolerance;
+    return cmd;
+  },
+};
+
 export function parseCommand(argv: readonly string[]): Command {
   const [group, action, ...rest] = argv;
   if (group === undefined || group === 'help' || group === '--help' || group === '-h') return { kind: 'help' };
   if (group === '--version' || group === 'version') return { kind: 'version' };
   const name = `${group} ${action ?? ''}`.trim();
   if (rest.includes('--help') || rest.includes('-h')) return { kind: 'help' };
+  if (!(name in COMMANDS)) throw new UsageError(`unknown command "${name}": run tes --help`);
+  return build(name as CommandName, rest);
+}
 
-  switch (name) {
-    case 'tasks create': {
-      const { values, positionals: pos } = parse(rest, {
-        ...common,
-        'user-id': { type: 'string' },
-        metadata: { type: 'string', multiple: true },
-        'test-mode': { type: 'boolean' },
-        wait: { type: 'boolean' },
-        'wait-timeout-ms': { type: 'string' },
-        'idempotency-key': { type: 'string' },
-      });
-      const [prompt] = positionals(pos, ['prompt'], name);
-      if (!prompt) throw new UsageError('the prompt must not be empty');
-      const params: CreateTaskParams = { prompt };
-      if (values['user-id'] !== undefined) params.user_id = values['user-id'];
-      if (values.metadata !== undefined) params.metadata = parseMetadata(values.metadata);
-      if (values['test-mode']) params.mode = 'test';
-      const cmd: Command = { kind: 'tasks.create', common: commonOf(values), params, wait: values.wait === true };
-      const waitTimeoutMs = int(values['wait-timeout-ms'], '--wait-timeout-ms', 1);
-      if (waitTimeoutMs !== undefined) {
-        if (!cmd.wait) throw new UsageError('--wait-timeout-ms needs --wait');
-        cmd.waitTimeoutMs = waitTimeoutMs;
-      }
-      if (values['idempotency-key'] !== undefined) cmd.idempotencyKey = values['idempotency-key'];
-      return cmd;
-    }
-    case 'tasks get':
-    case 'tasks cancel':
-    case 'tasks trace': {
-      const { values, positionals: pos } = parse(rest, common);
-      const [taskId] = positionals(pos, ['task_id'], name);
-      return { kind: `tasks.${action as 'get' | 'cancel' | 'trace'}`, common: commonOf(values), taskId: taskId ?? '' };
-    }
-    case 'tasks wait': {
-      const { values, positionals: pos } = parse(rest, { ...common, 'wait-timeout-ms': { type: 'string' } });
-      const [taskId] = positionals(pos, ['task_id'], name);
-      const cmd: Command = { kind: 'tasks.wait', common: commonOf(values), taskId: taskId ?? '' };
-      const waitTimeoutMs = int(values['wait-timeout-ms'], '--wait-timeout-ms', 1);
-      if (waitTimeoutMs !== undefined) cmd.waitTimeoutMs = waitTimeoutMs;
-      return cmd;
-    }
-    case 'tasks list': {
-      const { values, positionals: pos } = parse(rest, {
-        ...common,
-        status: { type: 'string' },
-        'user-id': { type: 'string' },
-        limit: { type: 'string' },
-        offset: { type: 'string' },
-      });
-      positionals(pos, [], name);
-      const params: ListTasksParams = {};
-      if (values.status !== undefined) {
-        if (!(TASK_STATUSES as readonly string[]).includes(values.status))
-          throw new UsageError(`--status must be one of ${TASK_STATUSES.join(', ')}`);
-        params.status = values.status as TaskStatus;
-      }
-      if (values['user-id'] !== undefined) params.user_id = values['user-id'];
-      const limit = int(values.limit, '--limit', 1);
-      if (limit !== undefined) params.limit = limit;
-      const offset = int(values.offset, '--offset', 0);
-      if (offset !== undefined) params.offset = offset;
-      return { kind: 'tasks.list', common: commonOf(values), params };
-    }
-    case 'connections list': {
-      const { values, positionals: pos } = parse(rest, common);
-      const [userId] = positionals(pos, ['user_id'], name);
-      return { kind: 'connections.list', common: commonOf(values), userId: userId ?? '' };
-    }
-    case 'connections revoke': {
-      const { values, positionals: pos } = parse(rest, common);
-      const [userId, service] = positionals(pos, ['user_id', 'service'], name);
-      return { kind: 'connections.revoke', common: commonOf(values), userId: userId ?? '', service: service ?? '' };
-    }
-    case 'webhooks listen': {
-      const { values, positionals: pos } = parse(rest, {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        secret: { type: 'string' },
-        scheme: { type: 'string' },
-        'tolerance-seconds': { type: 'string' },
-      });
-      positionals(pos, [], name);
-      const port = int(values.port, '--port', 0);
-      if (port === undefined || port > 65535) throw new UsageError('--port N (0..65535) is required');
-      const scheme = values.scheme ?? 'standard';
-      if (scheme !== 'standard' && scheme !== 'service') throw new UsageError('--scheme must be standard or service');
-      const cmd: Command = { kind: 'webhooks.listen', port, host: values.host ?? '127.0.0.1', scheme };
-      if (values.secret !== undefined) cmd.secret = values.secret;
-      const tolerance = int(values['tolerance-seconds'], '--tolerance-seconds', 1);
-      if (tolerance !== undefined) cmd.toleranceSeconds = tolerance;
-      return cmd;
-    }
-    default:
-      throw new UsageError(`unknown command "${name}": run tes --help`);
+function build<N extends CommandName>(name: N, rest: string[]): Command {
+  const spec = COMMANDS[name];
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, options: spec.options, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
   }
+  if (parsed.positionals.length !== spec.args.length) {
+    throw new UsageError(`tes ${name} takes ${spec.args.join(' ') || 'no arguments'}, got ${parsed.positionals.length} argument(s)`);
+  }
+  return BUILD[name]({ args: parsed.positionals, values: parsed.values } as unknown as Parsed<N>);
 }

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseCommand, parseMetadata, UsageError } from './args.js';
+import { COMMANDS, parseCommand, parseMetadata, USAGE, UsageError } from './args.js';
 import { runCli } from './main.js';
 
 describe('tes argument parsing', () => {
@@ -81,6 +81,13 @@ describe('tes argument parsing', () => {
     [['webhooks', 'listen', '--port', '1', '--scheme', 'v2']],
   ])('refuses %j with a usage error', (argv) => {
     expect(() => parseCommand(argv)).toThrow(UsageError);
+  });
+
+  it('tes --help names every command and every option the parser takes', () => {
+    for (const [name, spec] of Object.entries(COMMANDS)) {
+      expect(USAGE).toContain(`tes ${name}`);
+      for (const option of Object.keys(spec.options)) expect(USAGE).toContain(`--${option}`);
+    }
   });
 
   it('splits metadata at the first =', () => {
