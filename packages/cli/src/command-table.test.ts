@@ -1,4 +1,4 @@
-import { formatHelp, oneOf, parseCommandLine, UsageError, type CommandTable } from './index.js';
+import { formatHelp, oneOf, parseCommandLine, UsageError, type CommandSpec, type CommandTable } from './index.js';
 
 const TABLE = {
   program: 'pnpm admin',
@@ -97,10 +97,10 @@ describe('formatHelp', () => {
     expect(help.split('\n')[0]).toBe('usage: pnpm admin <group> <command> [arguments] [options]');
     expect(help.split('\n')[1]).toBe('');
     for (const [group, commands] of Object.entries(TABLE.groups)) {
-      for (const [name, spec] of Object.entries(commands)) {
+      for (const [name, spec] of Object.entries<CommandSpec>(commands)) {
         expect(help).toContain(`  ${group} ${name}`);
         expect(help).toContain(spec.description);
-        for (const [option, o] of Object.entries('options' in spec ? spec.options : {})) {
+        for (const [option, o] of Object.entries(spec.options ?? {})) {
           const line = `--${option}${o.type === 'string' ? ` ${o.value}` : ''}`;
           expect(help.split('\n').filter((l) => l.includes(line) && l.includes(o.description))).toHaveLength(1);
         }
