@@ -1,9 +1,9 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '@tes/logger';
+import { DashError } from './errors.js';
 import type { Tab } from './layout.js';
 import { errorPage } from './pages/error.page.js';
 import { send, signedInCtx } from './request.js';
-import { DashError } from './errors.js';
 
 const TABS: Tab[] = ['keys', 'webhooks', 'tasks', 'connections', 'usage'];
 

@@ -3,7 +3,7 @@ import { ENVIRONMENTS, type Environment } from '@tes/contracts';
 import type { DashCtx, Flash } from './layout.js';
 import type { Scope } from './upstream.js';
 
-/** The request helpers every dashboard route uses: form and query fields, the signed-in context, answers. */
+// The request helpers every dashboard route uses: form and query fields, the signed-in context, answers.
 
 /** Messages shown after a redirect (`?done=`). */
 const DONE: Record<string, Flash> = {
@@ -19,7 +19,7 @@ const DONE: Record<string, Flash> = {
   connection_revoked: { kind: 'ok', title: 'Connection revoked', text: ' Its tokens were revoked at the provider and deleted.' },
 };
 
-export function str(v: unknown): string {
+function str(v: unknown): string {
   return typeof v === 'string' ? v : '';
 }
 

@@ -1,12 +1,12 @@
 import type { Request, RequestHandler } from 'express';
+import { cookiesOf } from '@tes/http';
 import type { DashboardDeps } from './deps.js';
 import { DashError } from './errors.js';
 import { href, type DashCtx } from './layout.js';
 import { bodyField, envOf, queryField, redirect, setSignedIn } from './request.js';
 import { SESSION_COOKIE, clearCookie, passwordFingerprint, sessionBinding } from './session.js';
-import { cookiesOf } from '@tes/http';
 
-export type CurrentSession = { ctx: Omit<DashCtx, 'env'>; sid: string } | { disabled: true } | null;
+type CurrentSession = { ctx: Omit<DashCtx, 'env'>; sid: string } | { disabled: true } | null;
 
 /**
  * The request's session: its cookie verified, its owner's password unchanged, the session still
