@@ -35,7 +35,7 @@ const extra = (service, key) =>
 // Secrets read outside configSchema that a service refuses to start without when NODE_ENV=production.
 // `file`: a NAME_FILE variable (a path to the value) is accepted instead.
 const PRODUCTION_SECRETS = {
-  // services/gateway/src/dashboard/session.ts (sessionSecretFromEnv)
+  // services/gateway/src/dashboard/session.ts (dashboardSessionSecret)
   gateway: [{ name: 'DASHBOARD_SESSION_SECRET', file: false }],
   // services/oauth-vault/src/domain/secrets.ts
   'oauth-vault': [

@@ -5,3 +5,4 @@ export * from './validate.js';
 export * from './ops.js';
 export * from './listen.js';
 export * from './client-address.js';
+export * from './cookies.js';

@@ -10,7 +10,8 @@ import { AccountRepository, type ApiKeyDoc } from './store/account.repository.js
 import { generateApiKey, hashApiKey } from './domain/api-key.js';
 import { PLAN_NAMES } from './domain/plans.js';
 import { hashPassword, passwordProblem } from './dashboard/password.js';
-import { EMAIL_PATTERN, EmailTakenError, OwnerRepository, normalizeEmail } from './dashboard/store/owner.repository.js';
+import { EMAIL_PATTERN, normalizeEmail } from './dashboard/owner.js';
+import { EmailTakenError, OwnerRepository } from './dashboard/store/owner.repository.js';
 import { deleteTool, listTools, registerTool, type ToolScope } from './http/routes/tools/tool-commands.js';
 import { parseManifest } from './http/routes/tools/tool-manifest.js';
 import { cliConfigSchema, COMMANDS, type CliConfig } from './cli/commands.js';

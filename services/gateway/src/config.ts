@@ -31,6 +31,8 @@ export const configSchema = {
     CREATE_SHED_AFTER_MS: { type: 'integer', minimum: 0, default: 1000 },
     /** Signs dashboard sessions; required in production, generated per process otherwise. */
     DASHBOARD_SESSION_SECRET: { type: 'string', minLength: 32 },
+    /** `production` refuses to start without DASHBOARD_SESSION_SECRET. */
+    NODE_ENV: { type: 'string', default: 'development' },
     BODY_LIMIT_BYTES: { type: 'integer', minimum: 1024, default: 262144 },
     /** An Idempotency-Key record still in progress after this long counts as abandoned (its gateway died). */
     IDEMPOTENCY_LEASE_MS: { type: 'integer', minimum: 1000, default: 30000 },
@@ -60,6 +62,7 @@ export const configSchema = {
     'IDEMPOTENCY_LEASE_MS',
     'SWEEP_INTERVAL_MS',
     'AUTH_CACHE_MS',
+    'NODE_ENV',
     'LOG_LEVEL',
     'SHUTDOWN_TIMEOUT_MS',
   ],

@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   const trusted = config.TRUSTED_PROXIES.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  const dashboard = dashboardOptions(mongo, logger, trusted);
+  const dashboard = dashboardOptions(mongo, logger, trusted, config);
   await ensureIndexes(mongo);
   const metrics = createMetrics(SERVICE);
   const broker = new Broker({

@@ -3,12 +3,15 @@ import type express from 'express';
 import { clientAddressOf } from '@tes/http';
 import type { Logger } from '@tes/logger';
 import type { Broker } from '@tes/messaging';
-import type { AccountRepository } from '../store/account.repository.js';
-import type { TaskViewRepository } from '../store/task-view.repository.js';
-import { SessionKeys, sessionSecretFromEnv } from './session.js';
+import type { Config } from '../config.js';
+import type { AccountStore } from '../domain/account.js';
+import type { TaskViewReader } from '../domain/task-view.js';
+import type { OwnerStore, SessionStore, UsageStats } from './ports.js';
+import { SessionKeys, dashboardSessionSecret } from './session.js';
 import { OwnerRepository } from './store/owner.repository.js';
 import { DashboardSessionRepository } from './store/session.repository.js';
 import { UsageReader } from './store/usage.reader.js';
+import { DashboardUpstream } from './upstream.js';
 
 /**
  * The account owners' dashboard, mounted by createApp under /dashboard on the HTTPS listener.
@@ -16,9 +19,9 @@ import { UsageReader } from './store/usage.reader.js';
  * asks through the same repositories and messages as the API.
  */
 export interface DashboardOptions {
-  owners: OwnerRepository;
-  usage: UsageReader;
-  sessions: DashboardSessionRepository;
+  owners: OwnerStore;
+  usage: UsageStats;
+  sessions: SessionStore;
   /** DASHBOARD_SESSION_SECRET (or a per-process one in development). */
   sessionSecret: string;
   /** TRUSTED_PROXIES: whose X-Forwarded-For names the client address the lock-out counts. */
@@ -30,15 +33,15 @@ export function dashboardOptions(
   conn: Connection,
   logger: Logger,
   trustedProxies: readonly string[],
-  env: NodeJS.ProcessEnv = process.env,
-): DashboardOptions {
+  config: Pick<Config, 'DASHBOARD_SESSION_SECRET' | 'NODE_ENV'>,
+) {
   return {
     owners: new OwnerRepository(conn),
     usage: new UsageReader(conn),
     sessions: new DashboardSessionRepository(conn),
-    sessionSecret: sessionSecretFromEnv(env, logger),
+    sessionSecret: dashboardSessionSecret(config, logger),
     trustedProxies,
-  };
+  } satisfies DashboardOptions;
 }
 
 /**
@@ -46,18 +49,17 @@ export function dashboardOptions(
  * request: a gateway that only serves the API never holds it in memory.
  */
 export function createDashboard(
-  deps: { broker: Broker; accounts: AccountRepository; views: TaskViewRepository; logger: Logger; requestTimeoutMs: number },
+  deps: { broker: Broker; accounts: AccountStore; views: TaskViewReader; logger: Logger; requestTimeoutMs: number },
   options: DashboardOptions,
 ): express.RequestHandler {
   let router: Promise<express.Router> | undefined;
   return (req, res, next) => {
     router ??= import('./router.js').then(({ dashboardRouter }) =>
       dashboardRouter({
-        broker: deps.broker,
         accounts: deps.accounts,
         views: deps.views,
         logger: deps.logger,
-        requestTimeoutMs: deps.requestTimeoutMs,
+        upstream: new DashboardUpstream(deps.broker, deps.requestTimeoutMs),
         owners: options.owners,
         usage: options.usage,
         sessions: options.sessions,

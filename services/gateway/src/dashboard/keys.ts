@@ -1,5 +1,5 @@
 import { newId, type Environment } from '@tes/contracts';
-import type { AccountRepository, ApiKeyDoc } from '../store/account.repository.js';
+import type { AccountStore, ApiKey } from '../domain/account.js';
 import { generateApiKey, hashApiKey } from '../domain/api-key.js';
 
 /**
@@ -17,7 +17,7 @@ export interface KeyView {
   revoked_at: Date | null;
 }
 
-export function keyView(k: ApiKeyDoc): KeyView {
+export function keyView(k: ApiKey): KeyView {
   return {
     id: k._id,
     environment: k.environment,
@@ -30,8 +30,8 @@ export function keyView(k: ApiKeyDoc): KeyView {
 }
 
 /** Active keys first (newest first), then revoked ones (most recently revoked first). */
-export async function listKeys(accounts: AccountRepository, accountId: string): Promise<KeyView[]> {
-  const docs = await accounts.keys.find({ account_id: accountId }).lean<ApiKeyDoc[]>().exec();
+export async function listKeys(accounts: AccountStore, accountId: string): Promise<KeyView[]> {
+  const docs = await accounts.keysOf(accountId);
   const views = docs.map(keyView);
   const time = (k: KeyView) => (k.status === 'active' ? k.created_at : (k.revoked_at ?? k.created_at)).getTime();
   return views.sort((a, b) => (a.status === b.status ? time(b) - time(a) : a.status === 'active' ? -1 : 1));
@@ -39,12 +39,12 @@ export async function listKeys(accounts: AccountRepository, accountId: string): 
 
 /** A new key; the full key is returned once and never stored. */
 export async function createKey(
-  accounts: AccountRepository,
+  accounts: AccountStore,
   accountId: string,
   environment: Environment,
 ): Promise<{ key: KeyView; secret: string }> {
   const secret = generateApiKey(environment);
-  const doc: ApiKeyDoc = {
+  const doc: ApiKey = {
     _id: newId('key'),
     account_id: accountId,
     environment,
@@ -54,14 +54,14 @@ export async function createKey(
     status: 'active',
     created_at: new Date(),
   };
-  await accounts.keys.create(doc);
+  await accounts.insertKey(doc);
   return { key: keyView(doc), secret };
 }
 
 /** Revokes one of the account's active keys; null when there is no such active key. */
-export async function revokeKey(accounts: AccountRepository, accountId: string, keyId: string, now = new Date()): Promise<KeyView | null> {
+export async function revokeKey(accounts: AccountStore, accountId: string, keyId: string, now = new Date()): Promise<KeyView | null> {
   if (!(await accounts.revokeKey(keyId, accountId, now))) return null;
-  const doc = await accounts.keys.findById(keyId).lean<ApiKeyDoc>().exec();
+  const doc = await accounts.keyById(keyId);
   return doc ? keyView(doc) : null;
 }
 
@@ -70,11 +70,11 @@ export async function revokeKey(accounts: AccountRepository, accountId: string, 
  * between leaves both working (never none); the owner can revoke the old one again.
  */
 export async function rotateKey(
-  accounts: AccountRepository,
+  accounts: AccountStore,
   accountId: string,
   keyId: string,
 ): Promise<{ key: KeyView; secret: string; revoked: KeyView } | null> {
-  const old = await accounts.keys.findOne({ _id: keyId, account_id: accountId, status: 'active' }).lean<ApiKeyDoc>().exec();
+  const old = await accounts.activeKey(keyId, accountId);
   if (!old) return null;
   const created = await createKey(accounts, accountId, old.environment);
   const revoked = await revokeKey(accounts, accountId, keyId);

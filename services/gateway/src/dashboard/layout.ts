@@ -1,13 +1,13 @@
 import type { Environment } from '@tes/contracts';
-import type { AccountDoc } from '../store/account.repository.js';
-import type { OwnerDoc } from './store/owner.repository.js';
+import type { Account } from '../domain/account.js';
+import type { Owner } from './owner.js';
 import { ASSET_VERSION } from './assets.js';
-import { Html, escapeHtml, html, query } from './html.js';
+import { Html, escapeHtml, html, htmlDocument, raw } from '@tes/html';
 
 /** What every signed-in page knows. */
 export interface DashCtx {
-  owner: OwnerDoc;
-  account: AccountDoc;
+  owner: Owner;
+  account: Account;
   /** The session's CSRF token (bound to its session id). */
   csrf: string;
   /** The environment shown by per-environment pages (`?env=`; test by default). */
@@ -26,26 +26,26 @@ const TABS: { tab: Tab; label: string; perEnv: boolean }[] = [
 
 export const BASE = '/dashboard';
 
+/** Joins query parameters into `?a=1&b=2` (empty values left out). */
+function query(params: Record<string, string | number | undefined | null>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
 export function href(path: string, params: Record<string, string | number | undefined | null> = {}): string {
   return `${BASE}${path}${query(params)}`;
 }
 
 function shell(title: string, inner: Html): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="same-origin">
-<title>${escapeHtml(title)} · Task Execution Service</title>
-<link rel="stylesheet" href="${BASE}/assets/dashboard.css?v=${ASSET_VERSION}">
-<link rel="icon" type="image/svg+xml" href="${BASE}/assets/icon.svg?v=${ASSET_VERSION}">
-</head>
-<body>
-${inner.value}
-</body>
-</html>
-`;
+  return htmlDocument({
+    title: `${title} · Task Execution Service`,
+    referrer: 'same-origin',
+    head: raw(`<link rel="stylesheet" href="${BASE}/assets/dashboard.css?v=${ASSET_VERSION}">
+<link rel="icon" type="image/svg+xml" href="${BASE}/assets/icon.svg?v=${ASSET_VERSION}">`),
+    body: inner,
+  });
 }
 
 /** A signed-in page: header (account, environment switch, sign out), tabs, content. */

@@ -3,13 +3,12 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Broker } from '@tes/messaging';
 import { memoryLogger } from '@tes/testing';
-import type { AccountRepository } from '../store/account.repository.js';
-import type { TaskViewRepository } from '../store/task-view.repository.js';
+import type { AccountStore } from '../domain/account.js';
+import type { TaskViewReader } from '../domain/task-view.js';
 import { createDashboard } from './index.js';
+import type { Owner } from './owner.js';
 import { hashPassword } from './password.js';
-import type { OwnerDoc, OwnerRepository } from './store/owner.repository.js';
-import type { DashboardSessionRepository } from './store/session.repository.js';
-import type { UsageReader } from './store/usage.reader.js';
+import type { OwnerStore, SessionStore, UsageStats } from './ports.js';
 
 /**
  * The dashboard in process with stand-ins for its stores (the browser suites in test/e2e run
@@ -19,7 +18,7 @@ import type { UsageReader } from './store/usage.reader.js';
 describe('dashboard router', () => {
   const { logger } = memoryLogger('gateway');
   const PASSWORD = 'correct horse battery staple';
-  let owner: OwnerDoc;
+  let owner: Owner;
   const failures: { email: string; address: string; at: Date }[] = [];
   const owners = {
     byEmail: async (email: string) => (email.trim().toLowerCase() === owner.email ? owner : null),
@@ -39,13 +38,13 @@ describe('dashboard router', () => {
     recordFailure: async (email: string, address: string, at: Date) => void failures.push({ email: email.toLowerCase(), address, at }),
     clearFailures: async (email: string, address: string) =>
       void failures.splice(0, failures.length, ...failures.filter((f) => f.email !== email || f.address !== address)),
-  } as unknown as OwnerRepository;
+  } as unknown as OwnerStore;
   const live = new Set<string>();
   const sessions = {
     create: async (sid: string) => void live.add(sid),
     isActive: async (sid: string) => live.has(sid),
     revoke: async (sid: string) => void live.delete(sid),
-  } as unknown as DashboardSessionRepository;
+  } as unknown as SessionStore;
   const accounts = {
     account: async () => ({
       _id: 'acct_1',
@@ -54,11 +53,11 @@ describe('dashboard router', () => {
       status: 'active',
       created_at: new Date(),
     }),
-  } as unknown as AccountRepository;
+  } as unknown as AccountStore;
   const usage = {
     requestsThisMinute: async () => 7,
     taskCounts: async () => ({ running: 2, pending: 1, waiting: 0 }),
-  } as unknown as UsageReader;
+  } as unknown as UsageStats;
   let server: http.Server;
   let base = '';
 
@@ -75,7 +74,7 @@ describe('dashboard router', () => {
     app.use(
       '/dashboard',
       createDashboard(
-        { broker: {} as Broker, accounts, views: {} as TaskViewRepository, logger, requestTimeoutMs: 1000 },
+        { broker: {} as Broker, accounts, views: {} as TaskViewReader, logger, requestTimeoutMs: 1000 },
         { owners, usage, sessions, sessionSecret: 'unit-test-session-secret-0123456789abcdef', trustedProxies: [] },
       ),
     );

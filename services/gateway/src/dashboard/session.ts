@@ -1,6 +1,8 @@
 import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import jwt from 'jsonwebtoken';
+import { serializeCookie } from '@tes/http';
 import type { Logger } from '@tes/logger';
+import type { Config } from '../config.js';
 
 /**
  * Dashboard sessions and CSRF tokens.
@@ -87,47 +89,28 @@ export function passwordFingerprint(passwordHash: string): string {
 }
 
 /**
- * DASHBOARD_SESSION_SECRET, or (outside production) a random one for this process with a
- * warning: sessions then end when the process restarts and do not work across replicas.
+ * DASHBOARD_SESSION_SECRET (the config schema checks its length), or outside production a random
+ * one for this process with a warning: sessions then end when the process restarts and do not
+ * work across replicas. Production refuses to start without one.
  */
-export function sessionSecretFromEnv(env: NodeJS.ProcessEnv, logger: Logger): string {
-  const given = env['DASHBOARD_SESSION_SECRET'];
+export function dashboardSessionSecret(config: Pick<Config, 'DASHBOARD_SESSION_SECRET' | 'NODE_ENV'>, logger: Logger): string {
+  const given = config.DASHBOARD_SESSION_SECRET;
   if (given !== undefined && given !== '') {
     if (given.length < SECRET_MIN) throw new Error(`DASHBOARD_SESSION_SECRET must have at least ${SECRET_MIN} characters`);
     return given;
   }
-  if (env['NODE_ENV'] === 'production') throw new Error('DASHBOARD_SESSION_SECRET is required in production (32 characters or more)');
+  if (config.NODE_ENV === 'production') throw new Error('DASHBOARD_SESSION_SECRET is required in production (32 characters or more)');
   logger.warn(
     'no DASHBOARD_SESSION_SECRET: using a random one for this process; dashboard sessions end at restart and do not work across replicas',
   );
   return randomBytes(32).toString('base64url');
 }
 
-export interface CookieOptions {
-  maxAgeS: number;
-}
-
 /** `__Host-` cookies: Secure, Path=/, no Domain, HttpOnly, SameSite=Strict. */
-export function hostCookie(name: string, value: string, o: CookieOptions): string {
-  return `${name}=${encodeURIComponent(value)}; Max-Age=${o.maxAgeS}; Path=/; HttpOnly; Secure; SameSite=Strict`;
+export function hostCookie(name: string, value: string, o: { maxAgeS: number }): string {
+  return serializeCookie(name, value, { maxAgeS: o.maxAgeS, path: '/', sameSite: 'Strict', secure: true });
 }
 
 export function clearCookie(name: string): string {
-  return `${name}=; Max-Age=0; Path=/; HttpOnly; Secure; SameSite=Strict`;
-}
-
-export function parseCookies(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (header ?? '').split(';')) {
-    const i = part.indexOf('=');
-    if (i <= 0) continue;
-    const name = part.slice(0, i).trim();
-    const raw = part.slice(i + 1).trim();
-    try {
-      out[name] = decodeURIComponent(raw);
-    } catch {
-      out[name] = raw;
-    }
-  }
-  return out;
+  return hostCookie(name, '', { maxAgeS: 0 });
 }

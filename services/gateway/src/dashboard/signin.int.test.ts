@@ -6,7 +6,7 @@ import type { Broker } from '@tes/messaging';
 import { connectMongo, ensureIndexes } from '@tes/store';
 import { MONGO_URL, memoryLogger, uniqueName } from '@tes/testing';
 import { AccountRepository } from '../store/account.repository.js';
-import type { TaskViewRepository } from '../store/task-view.repository.js';
+import type { TaskViewReader } from '../domain/task-view.js';
 import { createDashboard, dashboardOptions } from './index.js';
 import { hashPassword } from './password.js';
 
@@ -30,7 +30,10 @@ describe('dashboard sign-in and sessions (real database)', () => {
   beforeAll(async () => {
     conn = await connectMongo({ url: MONGO_URL, dbName, logger });
     const accounts = new AccountRepository(conn);
-    options = dashboardOptions(conn, logger, ['127.0.0.1'], { DASHBOARD_SESSION_SECRET: 'int-test-session-secret-0123456789abcdef' });
+    options = dashboardOptions(conn, logger, ['127.0.0.1'], {
+      DASHBOARD_SESSION_SECRET: 'int-test-session-secret-0123456789abcdef',
+      NODE_ENV: 'test',
+    });
     await ensureIndexes(conn);
     await accounts.accounts.collection.insertOne({
       _id: 'acct_s',
@@ -43,7 +46,7 @@ describe('dashboard sign-in and sessions (real database)', () => {
     const app = express();
     app.use(
       '/dashboard',
-      createDashboard({ broker: {} as Broker, accounts, views: {} as TaskViewRepository, logger, requestTimeoutMs: 1000 }, options),
+      createDashboard({ broker: {} as Broker, accounts, views: {} as TaskViewReader, logger, requestTimeoutMs: 1000 }, options),
     );
     server = http.createServer(app);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

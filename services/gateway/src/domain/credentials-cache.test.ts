@@ -1,11 +1,11 @@
-import type { AccountDoc, ApiKeyDoc } from '../store/account.repository.js';
+import type { Account, ApiKey } from './account.js';
 import { CredentialsCache, type Credentials, type CredentialsSource } from './credentials-cache.js';
 
 /** Keys and accounts in memory, counting reads; a read can be held open to interleave an invalidation. */
 class Source implements CredentialsSource {
   reads = 0;
-  readonly keys = new Map<string, ApiKeyDoc>();
-  readonly accounts = new Map<string, AccountDoc>();
+  readonly keys = new Map<string, ApiKey>();
+  readonly accounts = new Map<string, Account>();
   private gate: Promise<void> | undefined;
   private openGate: (() => void) | undefined;
 

@@ -1,8 +1,8 @@
-import type { AccountDoc, ApiKeyDoc } from '../store/account.repository.js';
+import type { Account, ApiKey } from './account.js';
 
 export interface Credentials {
-  key: ApiKeyDoc | null;
-  account: AccountDoc | null;
+  key: ApiKey | null;
+  account: Account | null;
 }
 
 export interface CredentialsSource {

@@ -1,4 +1,4 @@
-import type { AccountDoc } from '../store/account.repository.js';
+import type { Account } from './account.js';
 import { PLANS } from './plans.js';
 
 /**
@@ -23,12 +23,12 @@ export function retryAfterSeconds(nowMs: number, window = windowOf(nowMs)): numb
 }
 
 /** The account's requests per minute: the operator's override, else its plan's. */
-export function requestsPerMinute(account: Pick<AccountDoc, 'plan' | 'limits'>): number {
+export function requestsPerMinute(account: Pick<Account, 'plan' | 'limits'>): number {
   return account.limits?.requests_per_minute ?? (PLANS[account.plan] ?? PLANS.prototyping).requests_per_minute;
 }
 
 /** The account's concurrent-task limit: the operator's override, else its plan's. */
-export function concurrentTasks(account: Pick<AccountDoc, 'plan' | 'limits'>): number {
+export function concurrentTasks(account: Pick<Account, 'plan' | 'limits'>): number {
   return account.limits?.concurrent_tasks ?? (PLANS[account.plan] ?? PLANS.prototyping).concurrent_tasks;
 }
 

@@ -1,28 +1,10 @@
 import { Schema, type Connection } from 'mongoose';
-import type { Environment } from '@tes/contracts';
-import type { Plan } from '../domain/plans.js';
+import type { Account, AccountStore, ApiKey } from '../domain/account.js';
+import type { Credentials, CredentialsSource } from '../domain/credentials-cache.js';
 
-export interface AccountDoc {
-  _id: string;
-  name: string;
-  plan: Plan;
-  status: 'active' | 'disabled';
-  /** Overrides of the plan's limits (enterprise). */
-  limits?: { requests_per_minute?: number; concurrent_tasks?: number };
-  created_at: Date;
-}
-
-export interface ApiKeyDoc {
-  _id: string;
-  account_id: string;
-  environment: Environment;
-  hash: string;
-  prefix: string;
-  last4: string;
-  status: 'active' | 'revoked';
-  created_at: Date;
-  revoked_at?: Date;
-}
+/** The stored documents are the domain's types as they are. */
+export type AccountDoc = Account;
+export type ApiKeyDoc = ApiKey;
 
 const accountSchema = new Schema<AccountDoc>(
   { _id: String, name: String, plan: String, status: String, limits: Schema.Types.Mixed, created_at: Date },
@@ -60,7 +42,7 @@ export type CredentialsListener = (accountId: string) => Promise<void>;
  * `setLimits`, which tell the `onChange` listeners: the gateways' credential caches are cleared
  * through them (CredentialsCache). A new key needs no announcement: unknown keys are never cached.
  */
-export class AccountRepository {
+export class AccountRepository implements AccountStore, CredentialsSource {
   readonly accounts;
   readonly keys;
   private readonly accountOfKey = new Map<string, string>();
@@ -102,6 +84,22 @@ export class AccountRepository {
     await Promise.all(this.listeners.map((l) => l(accountId)));
   }
 
+  async keysOf(accountId: string): Promise<ApiKeyDoc[]> {
+    return this.keys.find({ account_id: accountId }).lean<ApiKeyDoc[]>().exec();
+  }
+
+  async keyById(keyId: string): Promise<ApiKeyDoc | null> {
+    return this.keys.findById(keyId).lean<ApiKeyDoc>().exec();
+  }
+
+  async activeKey(keyId: string, accountId: string): Promise<ApiKeyDoc | null> {
+    return this.keys.findOne({ _id: keyId, account_id: accountId, status: 'active' }).lean<ApiKeyDoc>().exec();
+  }
+
+  async insertKey(key: ApiKeyDoc): Promise<void> {
+    await this.keys.create(key);
+  }
+
   async keyByHash(hash: string): Promise<ApiKeyDoc | null> {
     return this.keys.collection.findOne({ hash }) as Promise<ApiKeyDoc | null>;
   }
@@ -111,7 +109,7 @@ export class AccountRepository {
    * account shows at once). A key's account never changes, so once this process knows it, both
    * documents are read at the same time: one round trip of waiting instead of two.
    */
-  async keyAndAccount(hash: string): Promise<{ key: ApiKeyDoc | null; account: AccountDoc | null }> {
+  async keyAndAccount(hash: string): Promise<Credentials> {
     const accountId = this.accountOfKey.get(hash);
     if (accountId !== undefined) {
       const [key, account] = await Promise.all([this.keyByHash(hash), this.account(accountId)]);

@@ -1,45 +1,20 @@
 import { Schema, type Connection } from 'mongoose';
-import type { Environment, PlannerInfoData, TaskEvent, TaskStatus, WaitingData } from '@tes/contracts';
+import type { Environment, TaskEvent } from '@tes/contracts';
 import { isDuplicateKey } from '@tes/store';
+import type { TaskListFilter, TaskView, TaskViewReader } from '../domain/task-view.js';
 
-/** The gateway's read model of a task, built from task events (and the create/cancel answers). */
-export interface TaskViewDoc {
-  _id: string;
-  account_id: string;
-  environment: Environment;
-  user_id: string | null;
-  status: TaskStatus;
-  tool: string;
-  metadata: Record<string, unknown>;
-  created_at: string;
-  completed_at?: string;
-  failed_at?: string;
-  cancelled_at?: string;
-  result?: Record<string, unknown>;
-  error?: TaskEvent['task']['error'];
-  /** Which planner made the task's plan (the trace shows it). */
-  planner?: PlannerInfoData;
-  /** What the task waits for, from its last task.waiting event (shown only while status is waiting). */
-  waiting?: WaitingData;
-  version: number;
-}
+/** The stored document is the domain's TaskView as it is. */
+export type TaskViewDoc = TaskView;
 
 const schema = new Schema<TaskViewDoc>({ _id: String }, { versionKey: false, strict: false });
 schema.index({ account_id: 1, environment: 1, created_at: -1, _id: -1 });
 schema.index({ account_id: 1, environment: 1, status: 1, created_at: -1, _id: -1 });
 schema.index({ account_id: 1, environment: 1, user_id: 1, created_at: -1, _id: -1 });
 
-export interface ListFilter {
-  account_id: string;
-  environment: Environment;
-  status?: TaskStatus;
-  user_id?: string;
-}
-
 /** Views this process knows are stored; a view is never deleted, so this stays true. Bounded. */
 const KNOWN_MAX = 4096;
 
-export class TaskViewRepository {
+export class TaskViewRepository implements TaskViewReader {
   private readonly model;
   private readonly known = new Set<string>();
   /** First versions being inserted by this process: the create answer and the task.created event wait for one insert. */
@@ -54,7 +29,7 @@ export class TaskViewRepository {
   }
 
   /** Newest first, ties broken by id: stable under offset paging. */
-  async list(filter: ListFilter, limit: number, offset: number): Promise<TaskViewDoc[]> {
+  async list(filter: TaskListFilter, limit: number, offset: number): Promise<TaskViewDoc[]> {
     return this.model
       .find(filter, { _id: 1, status: 1, tool: 1, created_at: 1, completed_at: 1 })
       .sort({ created_at: -1, _id: -1 })

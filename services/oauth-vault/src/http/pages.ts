@@ -1,8 +1,9 @@
+import { html, htmlDocument, raw, type Html } from '@tes/html';
+
 /**
  * The vault's pages for end users: plain HTML with inline CSS (no external CSS, fonts or
- * scripts), every value escaped. Pages never show a token.
- */
-/**
+ * scripts), every value escaped (@tes/html). Pages never show a token.
+ *
  * The pages' Content-Security-Policy. `formTargets` are origins a form may lead to besides the
  * vault (browsers check form-action on the redirect after a POST too: the consent page's
  * Continue ends at the provider).
@@ -10,35 +11,6 @@
 export function contentSecurityPolicy(formTargets: string[] = []): string {
   const formAction = ["'self'", ...formTargets].join(' ');
   return `default-src 'none'; style-src 'unsafe-inline'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`;
-}
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
-}
-
-/** Marks a string as already-safe HTML. */
-export class Html {
-  constructor(readonly value: string) {}
-  toString(): string {
-    return this.value;
-  }
-}
-
-/** Tagged template: interpolated values are escaped unless they are Html (or arrays of Html). */
-export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
-  let out = strings[0] ?? '';
-  values.forEach((v, i) => {
-    out += render(v) + (strings[i + 1] ?? '');
-  });
-  return new Html(out);
-}
-
-function render(v: unknown): string {
-  if (v instanceof Html) return v.value;
-  if (Array.isArray(v)) return v.map(render).join('');
-  if (typeof v === 'string') return escapeHtml(v);
-  if (typeof v === 'number' || v === true) return String(v);
-  return '';
 }
 
 const STYLE = `
@@ -76,22 +48,12 @@ const STYLE = `
 `;
 
 export function page(title: string, body: Html): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<main>
-${body.value}
-</main>
-</body>
-</html>
-`;
+  return htmlDocument({
+    title,
+    referrer: 'no-referrer',
+    head: raw(`<style>${STYLE}</style>`),
+    body: raw(`<main>\n${body.value}\n</main>`),
+  });
 }
 
 export type Tone = 'ok' | 'warn' | 'err';

@@ -1,5 +1,5 @@
 import type { ConnectionView } from '@tes/contracts';
-import { html } from '../html.js';
+import { html } from '@tes/html';
 import { confirmAction, empty, flash, href, layout, pill, when, type DashCtx, type Flash } from '../layout.js';
 
 export function connectionsPage(

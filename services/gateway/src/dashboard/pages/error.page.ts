@@ -1,4 +1,4 @@
-import { html } from '../html.js';
+import { html } from '@tes/html';
 import { barePage, href, layout, type DashCtx, type Tab } from '../layout.js';
 
 /** An error page: inside the dashboard's frame when signed in, bare otherwise. */

@@ -1,4 +1,4 @@
-import { html } from '../html.js';
+import { html } from '@tes/html';
 import { confirmAction, csrfField, empty, flash, href, layout, pill, when, type DashCtx, type Flash } from '../layout.js';
 import { maskedKey, type KeyView } from '../keys.js';
 

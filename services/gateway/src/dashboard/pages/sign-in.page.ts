@@ -1,4 +1,4 @@
-import { html } from '../html.js';
+import { html } from '@tes/html';
 import { barePage, flash, href, type Flash } from '../layout.js';
 
 export function signInPage(o: { csrf: string; email?: string; flash?: Flash | null }): string {

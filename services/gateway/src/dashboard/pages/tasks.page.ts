@@ -1,7 +1,7 @@
 import { TASK_STATUSES, type TaskTrace, type WaitingData, type WebhookDeliveryInfo } from '@tes/contracts';
-import { html } from '../html.js';
+import { html } from '@tes/html';
 import { empty, flash, href, layout, pill, pretty, span, when, type DashCtx, type Flash } from '../layout.js';
-import type { TaskViewDoc } from '../../store/task-view.repository.js';
+import type { TaskView } from '../../domain/task-view.js';
 import { deliveryTable } from './webhooks.page.js';
 
 export interface TaskFilters {
@@ -11,7 +11,7 @@ export interface TaskFilters {
   offset: number;
 }
 
-export function tasksPage(ctx: DashCtx, o: { filters: TaskFilters; rows: TaskViewDoc[]; hasMore: boolean; flash?: Flash | null }): string {
+export function tasksPage(ctx: DashCtx, o: { filters: TaskFilters; rows: TaskView[]; hasMore: boolean; flash?: Flash | null }): string {
   const f = o.filters;
   const filtered = f.status !== '' || f.user_id !== '';
   const pageParams = (offset: number) => ({
@@ -91,7 +91,7 @@ export function tasksPage(ctx: DashCtx, o: { filters: TaskFilters; rows: TaskVie
 
 export function taskPage(
   ctx: DashCtx,
-  o: { task: TaskViewDoc; trace: TaskTrace | null; traceError?: string; deliveries: WebhookDeliveryInfo[] | null; waiting?: WaitingData },
+  o: { task: TaskView; trace: TaskTrace | null; traceError?: string; deliveries: WebhookDeliveryInfo[] | null; waiting?: WaitingData },
 ): string {
   const t = o.task;
   const w = o.waiting;

@@ -1,4 +1,4 @@
-import { html } from '../html.js';
+import { html } from '@tes/html';
 import { href, layout, meter, type DashCtx } from '../layout.js';
 
 export interface UsageView {

@@ -1,5 +1,5 @@
 import type { WebhookDeliveryInfo, WebhookEndpointInfo, WebhookSecretInfo } from '@tes/contracts';
-import { html, type Html } from '../html.js';
+import { html, type Html } from '@tes/html';
 import { confirmAction, csrfField, empty, flash, hidden, href, layout, pill, when, type DashCtx, type Flash } from '../layout.js';
 
 export interface WebhooksView {

@@ -2,17 +2,8 @@ import { Schema, type Connection } from 'mongoose';
 import { newId } from '@tes/contracts';
 import { isDuplicateKey } from '@tes/store';
 import { DELAY_SATURATES_AT, FAILURE_WINDOW_MS, MAX_ADDRESS_FAILURES, MAX_FAILURES, type RecentFailures } from '../lockout.js';
-
-/** An account owner: signs in to the dashboard. Created by the operator CLI (`owners create`). */
-export interface OwnerDoc {
-  _id: string;
-  account_id: string;
-  /** Trimmed and lower-cased; unique. */
-  email: string;
-  /** `scrypt$…` (see password.ts). */
-  password_hash: string;
-  created_at: Date;
-}
+import { normalizeEmail, type Owner } from '../owner.js';
+import type { OwnerStore } from '../ports.js';
 
 /** One failed sign-in: an insert, counted per email and client address over the lock-out window. */
 export interface SignInFailureDoc {
@@ -23,7 +14,7 @@ export interface SignInFailureDoc {
   at: Date;
 }
 
-const ownerSchema = new Schema<OwnerDoc>(
+const ownerSchema = new Schema<Owner>(
   { _id: String, account_id: String, email: String, password_hash: String, created_at: Date },
   { versionKey: false },
 );
@@ -36,12 +27,6 @@ failureSchema.index({ email: 1, address: 1, at: -1 });
 failureSchema.index({ address: 1, at: -1 });
 failureSchema.index({ at: 1 });
 
-export const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
-
-export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
-}
-
 export class EmailTakenError extends Error {
   constructor(email: string) {
     super(`an owner with email ${email} exists already`);
@@ -49,19 +34,19 @@ export class EmailTakenError extends Error {
   }
 }
 
-export class OwnerRepository {
+export class OwnerRepository implements OwnerStore {
   readonly owners;
   readonly failures;
   private lastSweep = 0;
 
   constructor(conn: Connection) {
-    this.owners = conn.model<OwnerDoc>('Owner', ownerSchema, 'owners');
+    this.owners = conn.model<Owner>('Owner', ownerSchema, 'owners');
     this.failures = conn.model<SignInFailureDoc>('SignInFailure', failureSchema, 'signin_failures');
   }
 
   /** Inserts an owner; the unique email index decides between two concurrent creations. */
-  async create(accountId: string, email: string, passwordHash: string, now = new Date()): Promise<OwnerDoc> {
-    const doc: OwnerDoc = {
+  async create(accountId: string, email: string, passwordHash: string, now = new Date()): Promise<Owner> {
+    const doc: Owner = {
       _id: newId('own'),
       account_id: accountId,
       email: normalizeEmail(email),
@@ -77,15 +62,15 @@ export class OwnerRepository {
     return doc;
   }
 
-  async byEmail(email: string): Promise<OwnerDoc | null> {
+  async byEmail(email: string): Promise<Owner | null> {
     return this.owners
       .findOne({ email: normalizeEmail(email) })
-      .lean<OwnerDoc>()
+      .lean<Owner>()
       .exec();
   }
 
-  async byId(id: string): Promise<OwnerDoc | null> {
-    return this.owners.findById(id).lean<OwnerDoc>().exec();
+  async byId(id: string): Promise<Owner | null> {
+    return this.owners.findById(id).lean<Owner>().exec();
   }
 
   /** The failures within the window that decide an attempt of `email` from `address` (see lockout.ts). */

@@ -1,4 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
+import type { SessionStore } from '../ports.js';
 
 /**
  * Dashboard sessions, server-side. The cookie's JWT names a session (`sid`); a session is valid
@@ -21,7 +22,7 @@ const schema = new Schema<DashboardSessionDoc>(
 schema.index({ owner_id: 1 });
 schema.index({ expires_at: 1 });
 
-export class DashboardSessionRepository {
+export class DashboardSessionRepository implements SessionStore {
   readonly sessions;
   private lastSweep = 0;
 

@@ -1,12 +1,13 @@
 import type { Connection } from 'mongoose';
 import type { Environment, TaskStatus } from '@tes/contracts';
 import { windowOf } from '../../domain/rate-window.js';
+import type { UsageStats } from '../ports.js';
 
 /**
  * Read-only views over collections other gateway modules write: the rate-limit tickets of the
  * current window (one ticket per admitted request) and the task read model. Nothing here writes.
  */
-export class UsageReader {
+export class UsageReader implements UsageStats {
   constructor(private readonly conn: Connection) {}
 
   /** API requests admitted for the account in the current one-minute window (all its keys). */

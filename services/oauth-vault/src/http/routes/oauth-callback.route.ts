@@ -1,8 +1,10 @@
 import type { RequestHandler } from 'express';
 import { completeAuthorization, type CallbackOutcome } from '../../domain/complete-authorization.use-case.js';
 import type { VaultDeps } from '../../domain/deps.js';
-import { cookiesOf, queryString } from '../cookies.js';
-import { html, messagePage } from '../pages.js';
+import { cookiesOf } from '@tes/http';
+import { queryString } from '../query-string.js';
+import { html } from '@tes/html';
+import { messagePage } from '../pages.js';
 
 /** GET /oauth/callback — the provider's redirect after consent (or refusal). */
 export function oauthCallbackRoute(deps: VaultDeps): RequestHandler {

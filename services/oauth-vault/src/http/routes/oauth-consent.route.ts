@@ -3,8 +3,9 @@ import type { RequestHandler, Response } from 'express';
 import { openConsentLink, useConsentLink } from '../../domain/consent-link.use-case.js';
 import type { VaultDeps } from '../../domain/deps.js';
 import type { StartOutcome } from '../../domain/start-authorization.use-case.js';
-import { cookiesOf, serializeCookie } from '../cookies.js';
-import { contentSecurityPolicy, html, messagePage, page } from '../pages.js';
+import { cookiesOf, serializeCookie } from '@tes/http';
+import { html } from '@tes/html';
+import { contentSecurityPolicy, messagePage, page } from '../pages.js';
 
 const CSRF_COOKIE = 'tes_consent_csrf';
 

@@ -1,7 +1,8 @@
 import express, { type Router } from 'express';
 import type { VaultDeps } from '../../domain/deps.js';
 import { decideSandboxConsent, sandboxConsentView, type SandboxDecision } from '../../domain/sandbox-consent.use-case.js';
-import { html, messagePage, page } from '../pages.js';
+import { html } from '@tes/html';
+import { messagePage, page } from '../pages.js';
 
 const EXPIRED = messagePage('warn', 'This link has expired', [
   'This sandbox authorization link is no longer valid (it was used, or it expired).',

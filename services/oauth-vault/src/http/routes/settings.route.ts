@@ -6,8 +6,10 @@ import type { VaultDeps } from '../../domain/deps.js';
 import { requestAuthorization } from '../../domain/request-authorization.use-case.js';
 import { listConnections, revokeConnection } from '../../domain/revoke-connection.use-case.js';
 import { InvalidTokenError, type VerifiedSettings } from '../../domain/signed-tokens.js';
-import { cookiesOf, queryString, serializeCookie } from '../cookies.js';
-import { html, messagePage, page } from '../pages.js';
+import { cookiesOf, serializeCookie } from '@tes/http';
+import { queryString } from '../query-string.js';
+import { html } from '@tes/html';
+import { messagePage, page } from '../pages.js';
 
 const CSRF_COOKIE = 'tes_settings_csrf';
 

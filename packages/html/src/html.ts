@@ -14,6 +14,12 @@ export class Html {
   }
 }
 
+/** Marks markup written by the caller (never user input) as safe. */
+export function raw(markup: string): Html {
+  return new Html(markup);
+}
+
+/** Strings are escaped, numbers written, Html kept, arrays joined; anything else (null, booleans) writes nothing. */
 export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
   let out = strings[0] ?? '';
   values.forEach((v, i) => {
@@ -28,12 +34,4 @@ function render(v: unknown): string {
   if (typeof v === 'string') return escapeHtml(v);
   if (typeof v === 'number') return String(v);
   return '';
-}
-
-/** Joins query parameters into `?a=1&b=2` (empty values left out), already escaped for an attribute. */
-export function query(params: Record<string, string | number | undefined | null>): string {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
-  const s = q.toString();
-  return s ? `?${s}` : '';
 }

@@ -1,0 +1,2 @@
+export * from './html.js';
+export * from './document.js';

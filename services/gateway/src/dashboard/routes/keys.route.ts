@@ -1,0 +1,59 @@
+import type { RequestHandler } from 'express';
+import type { DashboardDeps } from '../deps.js';
+import { DashError } from '../errors.js';
+import { createKey, listKeys, revokeKey, rotateKey } from '../keys.js';
+import { href } from '../layout.js';
+import { keysPage, type NewKey } from '../pages/keys.page.js';
+import { bodyField, ctxOf, doneFlash, isEnvironment, paramField, redirect, send } from '../request.js';
+
+type KeysDeps = Pick<DashboardDeps, 'accounts' | 'logger'>;
+
+const KEY_ID = /^key_[A-Za-z0-9]{1,64}$/;
+
+const noSuchKey = () => new DashError(404, 'No such key', 'This key does not exist or is already revoked.');
+
+/** GET /dashboard/keys */
+export function keysRoute(deps: KeysDeps): RequestHandler {
+  return async (req, res) => {
+    const ctx = ctxOf(res);
+    send(res, keysPage(ctx, { keys: await listKeys(deps.accounts, ctx.account._id), flash: doneFlash(req) }));
+  };
+}
+
+/** POST /dashboard/keys: a new key of the chosen environment, shown once. */
+export function createKeyRoute(deps: KeysDeps): RequestHandler {
+  return async (req, res) => {
+    const ctx = ctxOf(res);
+    const env = bodyField(req, 'environment');
+    if (!isEnvironment(env)) throw new DashError(400, 'Not accepted', 'Choose the test or live environment.');
+    const created = await createKey(deps.accounts, ctx.account._id, env);
+    deps.logger.info('dashboard: API key created', { account_id: ctx.account._id, key_id: created.key.id });
+    const shown: NewKey = { secret: created.secret, key: created.key };
+    send(res, keysPage({ ...ctx, env }, { keys: await listKeys(deps.accounts, ctx.account._id), created: shown }), 201);
+  };
+}
+
+/** POST /dashboard/keys/:key_id/rotate: a new key shown once, the old one revoked. */
+export function rotateKeyRoute(deps: KeysDeps): RequestHandler {
+  return async (req, res) => {
+    const ctx = ctxOf(res);
+    const id = paramField(req, 'key_id');
+    const r = KEY_ID.test(id) ? await rotateKey(deps.accounts, ctx.account._id, id) : null;
+    if (!r) throw noSuchKey();
+    deps.logger.info('dashboard: API key rotated', { account_id: ctx.account._id, old_key_id: id, key_id: r.key.id });
+    const shown: NewKey = { secret: r.secret, key: r.key, replaced: r.revoked };
+    send(res, keysPage(ctx, { keys: await listKeys(deps.accounts, ctx.account._id), created: shown }), 201);
+  };
+}
+
+/** POST /dashboard/keys/:key_id/revoke */
+export function revokeKeyRoute(deps: KeysDeps): RequestHandler {
+  return async (req, res) => {
+    const ctx = ctxOf(res);
+    const id = paramField(req, 'key_id');
+    const r = KEY_ID.test(id) ? await revokeKey(deps.accounts, ctx.account._id, id) : null;
+    if (!r) throw noSuchKey();
+    deps.logger.info('dashboard: API key revoked', { account_id: ctx.account._id, key_id: id });
+    redirect(res, href('/keys', { env: ctx.env, done: 'key_revoked' }));
+  };
+}

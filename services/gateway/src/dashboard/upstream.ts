@@ -1,0 +1,117 @@
+import type {
+  ConnectionView,
+  Environment,
+  MessageDataMap,
+  MessageType,
+  TaskTrace,
+  WaitingData,
+  WebhookDeliveriesReply,
+  WebhookDeliveryInfo,
+  WebhookGetReply,
+  WebhookRotateReply,
+} from '@tes/contracts';
+import { BrokerUnavailableError, RequestTimeoutError, type Broker } from '@tes/messaging';
+import type { TaskView } from '../domain/task-view.js';
+import { currentWaiting } from '../http/waiting.js';
+import { DashError } from './errors.js';
+
+/** The account environment a request is about. */
+export interface Scope {
+  account_id: string;
+  environment: Environment;
+}
+
+const WEBHOOKS = 'Webhook service';
+const VAULT = 'OAuth vault';
+
+/**
+ * Every request the dashboard sends to the back ends (the dispatcher's webhook settings, the
+ * vault's connections, the executor's trace), and the one place their replies are read.
+ */
+export class DashboardUpstream {
+  constructor(
+    private readonly broker: Broker,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /**
+   * A request whose refusal or silence the page shows: an `ok` reply, or a DashError (400 for an
+   * invalid request, 404 for an unknown one, 503 when `what` did not answer or failed).
+   */
+  async ask(type: MessageType, data: MessageDataMap[MessageType], what: string): Promise<Record<string, unknown>> {
+    let reply: unknown;
+    try {
+      reply = await this.broker.request(type, data, { timeoutMs: this.timeoutMs });
+    } catch (err) {
+      if (err instanceof RequestTimeoutError || err instanceof BrokerUnavailableError) {
+        throw new DashError(503, `${what} is unavailable`, `The ${what.toLowerCase()} did not answer in time. Try again in a moment.`);
+      }
+      throw err;
+    }
+    const r = (reply ?? {}) as { ok?: boolean; error?: { code?: string; message?: string } };
+    if (r.ok === true) return r;
+    const code = r.error?.code ?? 'internal_error';
+    const message = r.error?.message ?? 'The request failed.';
+    if (code === 'invalid_request') throw new DashError(400, 'Not accepted', message);
+    if (code === 'not_found' || code === 'connection_not_found') throw new DashError(404, 'Not found', message);
+    throw new DashError(503, `${what} is unavailable`, `The ${what.toLowerCase()} could not answer. Try again in a moment.`);
+  }
+
+  /** The environment's webhook endpoint and secret (its value only when `revealSecret`). */
+  async webhook(scope: Scope, o: { revealSecret?: boolean } = {}): Promise<WebhookGetReply> {
+    const data = o.revealSecret ? { ...scope, reveal_secret: true } : scope;
+    return (await this.ask('webhook.get', data, WEBHOOKS)) as unknown as WebhookGetReply;
+  }
+
+  /** The newest deliveries, of one task when `taskId` is given. */
+  async webhookDeliveries(scope: Scope, o: { taskId?: string; limit: number }): Promise<WebhookDeliveryInfo[]> {
+    const data = { ...scope, ...(o.taskId ? { task_id: o.taskId } : {}), limit: o.limit };
+    return ((await this.ask('webhook.deliveries', data, WEBHOOKS)) as unknown as WebhookDeliveriesReply).data;
+  }
+
+  async setWebhookEndpoint(scope: Scope, url: string): Promise<void> {
+    await this.ask('webhook.set', { ...scope, url }, WEBHOOKS);
+  }
+
+  async rotateWebhookSecret(scope: Scope): Promise<WebhookRotateReply['secret']> {
+    return ((await this.ask('webhook.rotate_secret', scope, WEBHOOKS)) as unknown as WebhookRotateReply).secret;
+  }
+
+  async sendTestEvent(scope: Scope): Promise<void> {
+    await this.ask('webhook.send_test', scope, WEBHOOKS);
+  }
+
+  async redeliver(scope: Scope, eventId: string): Promise<void> {
+    await this.ask('webhook.redeliver', { ...scope, event_id: eventId }, WEBHOOKS);
+  }
+
+  /** The end user's connections, without anything the page does not show. */
+  async connections(scope: Scope, userId: string): Promise<ConnectionView[]> {
+    const r = await this.ask('connections.list', { ...scope, user_id: userId }, VAULT);
+    return ((r['connections'] ?? []) as ConnectionView[]).map((c) => ({
+      service: c.service,
+      scopes: c.scopes,
+      status: c.status,
+      connected_at: c.connected_at,
+    }));
+  }
+
+  async revokeConnection(scope: Scope, userId: string, service: string): Promise<void> {
+    await this.ask('connection.revoke', { ...scope, user_id: userId, service }, VAULT);
+  }
+
+  /** The task's trace; null when the executor did not answer or could not read it. */
+  async trace(scope: Scope, taskId: string): Promise<TaskTrace | null> {
+    try {
+      const reply = await this.broker.request('trace.get', { task_id: taskId, ...scope }, { timeoutMs: this.timeoutMs });
+      return (reply as { ok?: boolean }).ok === true ? (reply as { trace: TaskTrace }).trace : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** What a waiting task waits for, with a fresh consent link (see currentWaiting). */
+  waiting(task: TaskView): Promise<WaitingData | undefined> {
+    return currentWaiting(task, { broker: this.broker, timeoutMs: this.timeoutMs });
+  }
+}
