@@ -1,6 +1,4 @@
-import type { Logger } from '@tes/logger';
 import { attemptDelivery, type AttemptOutcome, type DeliverDeps } from '../domain/deliver-event.use-case.js';
-import type { EventStore, PendingStore } from '../domain/ports.js';
 import type { Stored } from '../domain/stored-event.js';
 import { DeliveryPoller } from '../jobs/delivery-poller.js';
 import { EndpointQueues, type DeliveryJob } from './endpoint-queues.js';
@@ -15,12 +13,6 @@ export interface SchedulerOptions {
   endpointConcurrency: number;
   /** How long an event waits for its predecessor version before it goes anyway. */
   orderGapWaitMs: number;
-}
-
-export interface SchedulerDeps extends DeliverDeps {
-  events: EventStore;
-  pending: PendingStore;
-  logger: Logger;
 }
 
 /**
@@ -43,7 +35,7 @@ export class DeliveryScheduler implements DeliveryQueue {
   private roomWaiters: (() => void)[] = [];
 
   constructor(
-    private readonly deps: SchedulerDeps,
+    private readonly deps: DeliverDeps,
     private readonly options: SchedulerOptions,
   ) {
     this.queues = new EndpointQueues(options.endpointConcurrency);

@@ -1,5 +1,4 @@
 import { Schema, type Connection } from 'mongoose';
-import type { Environment } from '@tes/contracts';
 import { isDuplicateKey } from '@tes/store';
 import type { DeliveryAttemptDoc } from '../domain/attempt.js';
 import type { AttemptStore, InsertOutcome } from '../domain/ports.js';
