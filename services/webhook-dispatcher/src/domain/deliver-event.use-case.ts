@@ -25,7 +25,7 @@ export interface DeliverDeps {
 }
 
 /** The steps of an attempt where the crash tests stop a replica. */
-export type DeliveryStep = 'before_send' | 'after_response' | 'after_record';
+type DeliveryStep = 'before_send' | 'after_response' | 'after_record';
 
 export type AttemptOutcome =
   /** Another replica holds this attempt's claim (until `heldUntil`). */

@@ -104,7 +104,7 @@ export function latest<T extends Pick<PendingDoc, 'attempts_made'>>(docs: readon
 }
 
 /** Open-lane due slots: a quarter of a second (a slot is read while it is current, so it should hold few events). */
-export const SLOT_MS = 250;
+const SLOT_MS = 250;
 
 export function slotOf(doc: Pick<PendingDoc, 'next_attempt_at'>): number {
   return Math.floor((doc.next_attempt_at?.getTime() ?? 0) / SLOT_MS);

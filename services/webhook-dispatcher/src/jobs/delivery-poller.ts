@@ -9,7 +9,7 @@ import type { TaskOrdering } from '../scheduling/task-ordering.js';
 /** An open-lane event scheduled by another replica is left to it for this long after it is due. */
 const OWNER_GRACE_MS = 1000;
 
-export interface PollerDeps {
+interface PollerDeps {
   pending: Pick<PendingStore, 'openSlot' | 'all'>;
   /** Names this replica in the pending documents it schedules. */
   holder: string;
@@ -18,13 +18,13 @@ export interface PollerDeps {
   logger: Logger;
 }
 
-export interface PollerOptions {
+interface PollerOptions {
   pollIntervalMs: number;
   concurrency: number;
 }
 
 /** What the poller needs of the scheduler and its other parts. */
-export interface PollerParts {
+interface PollerParts {
   queue: DeliveryQueue & {
     /** Deliveries in flight plus those queued for an endpoint below its limit. */
     runnable(): number;

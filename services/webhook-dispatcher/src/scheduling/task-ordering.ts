@@ -10,16 +10,16 @@ interface LocalTask {
 }
 
 /** Whether an event may go now, or when to look again. */
-export type Placement = { kind: 'head' } | { kind: 'wait'; until: number };
+type Placement = { kind: 'head' } | { kind: 'wait'; until: number };
 
 /**
  * Where a pending event just stored here goes: `go` (every earlier version is done here),
  * `behind` (its predecessor is pending here: it goes when that one is done), or `check` (a
  * predecessor went through another replica: its turn is found by reading the database).
  */
-export type Arrival = 'go' | 'behind' | 'check';
+type Arrival = 'go' | 'behind' | 'check';
 
-export interface OrderingOptions {
+interface OrderingOptions {
   pollIntervalMs: number;
   /** How long an event waits for its predecessor version before it goes anyway. */
   orderGapWaitMs: number;

@@ -30,6 +30,7 @@ const claimSchema = new Schema<AttemptClaimDoc>(
 );
 claimSchema.index({ event_id: 1, attempt: 1, claimed_at: -1 });
 
+/** The `attempt_claims` collection: who performs attempt n of an event (see AttemptClaimDoc). */
 export class AttemptClaimRepository implements ClaimStore {
   private readonly model;
   private readonly batch: Batcher<AttemptClaimDoc, InsertOutcome>;

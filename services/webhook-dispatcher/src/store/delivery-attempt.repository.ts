@@ -24,7 +24,7 @@ const attemptSchema = new Schema<DeliveryAttemptDoc>(
 );
 attemptSchema.index({ event_id: 1, attempt: 1 });
 
-/** The outcome of each attempt, recorded once (see DeliveryAttemptDoc). */
+/** The `delivery_attempts` collection: the outcome of each attempt, recorded once (see DeliveryAttemptDoc). */
 export class DeliveryAttemptRepository implements AttemptStore {
   private readonly model;
   private readonly batch: Batcher<DeliveryAttemptDoc, InsertOutcome>;

@@ -15,6 +15,7 @@ export interface EventKeyDoc {
 
 const keySchema = new Schema<EventKeyDoc>({ _id: String, at: Date }, { versionKey: false });
 
+/** The `event_keys` collection (see EventKeyDoc). */
 export class EventKeyRepository implements EventKeyStore {
   private readonly model;
 

@@ -53,6 +53,7 @@ function isLater(a: Pick<EventDoc, 'attempts_made' | 'schedule_base'>, b: Pick<E
   return a.attempts_made > b.attempts_made || (a.attempts_made === b.attempts_made && a.schedule_base > b.schedule_base);
 }
 
+/** The `events` collection (final states, see EventDoc), and the readers' view of every event, pending ones included. */
 export class EventRepository implements EventStore {
   private readonly model;
   private readonly finals: Batcher<EventDoc, InsertOutcome>;

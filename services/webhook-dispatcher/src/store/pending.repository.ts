@@ -23,6 +23,7 @@ pendingSchema.index({ event_id: 1 });
 
 type TaskKey = Pick<EventDoc, 'account_id' | 'environment' | 'task_id'>;
 
+/** The `pending_events` collection: the events still to be delivered, and only those (see PendingDoc). */
 export class PendingRepository implements PendingStore {
   private readonly model;
   private readonly deletes: Batcher<{ tag: string; id: string }, void>;
