@@ -7,14 +7,14 @@ import { Broker } from '@tes/messaging';
 import { connectMongo, ensureIndexes, isConnected } from '@tes/store';
 import { parseHostList, type Config } from './config.js';
 import { HttpSender } from './delivery/http-sender.js';
-import { ConfigCache } from './domain/config-cache.js';
-import { crashHook } from './domain/crash-point.js';
-import { DeliveryScheduler } from './domain/delivery-scheduler.js';
+import { crashHook } from './crash-point.js';
+import { DeliveryScheduler } from './scheduling/delivery-scheduler.js';
 import { parseRetrySchedule } from './domain/retry-schedule.js';
 import { configAnnouncer, followConfigChanges } from './messaging/config-changes.js';
 import { consumeTaskEvents } from './messaging/task-event.consumer.js';
 import { consumeWebhookAdmin } from './messaging/webhook-admin.consumer.js';
 import { loadSecretKeys } from './secret-keys.js';
+import { ConfigCache } from './store/config-cache.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
 
 export const SERVICE = 'webhook-dispatcher';

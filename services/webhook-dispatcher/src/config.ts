@@ -1,7 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { commonEnv } from '@tes/config';
 import { outboundEnv } from '@tes/outbound';
-import { CRASH_POINTS } from './domain/crash-point.js';
+import { CRASH_POINTS } from './crash-point.js';
 
 export const configSchema = {
   type: 'object',
@@ -51,7 +51,7 @@ export const configSchema = {
     WEBHOOK_CONFIG_CACHE_FOLLOWED_MS: { type: 'integer', minimum: 0, maximum: 3600000, default: 60000 },
     /**
      * TEST ONLY: the dispatcher SIGKILLs itself the first time it reaches this point (see
-     * domain/crash-point.ts), for the crash tests. Never set in a deployment; empty: inert.
+     * crash-point.ts), for the crash tests. Never set in a deployment; empty: inert.
      */
     DISPATCHER_CRASH_POINT: { type: 'string', enum: ['', ...CRASH_POINTS], default: '' },
   },

@@ -2,23 +2,8 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Environment } from '@tes/contracts';
 import { OutboundRefusedError, REFUSED_MESSAGE } from '@tes/outbound';
+import type { SendRequest, SendResult } from '../domain/ports.js';
 import { policyFor, type GuardOptions } from '../domain/ssrf-guard.js';
-
-export interface SendRequest {
-  url: string;
-  environment: Environment;
-  body: string;
-  headers: Record<string, string>;
-  timeoutMs: number;
-}
-
-export interface SendResult {
-  /** Exactly HTTP 200 within the timeout. */
-  ok: boolean;
-  status_code: number | null;
-  latency_ms: number;
-  error: string | null;
-}
 
 /**
  * How one POST ended, as far as the sender can tell (`webhook_attempts_total`'s outcome):

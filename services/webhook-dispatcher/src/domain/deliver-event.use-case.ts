@@ -1,22 +1,18 @@
 import type { Logger } from '@tes/logger';
-import type { AttemptClaimRepository } from '../store/attempt-claim.repository.js';
-import type { DeliveryAttemptDoc, DeliveryAttemptRepository } from '../store/delivery-attempt.repository.js';
-import type { EventDoc, EventRepository } from '../store/event.repository.js';
-import type { PendingDoc, PendingRepository } from '../store/pending.repository.js';
-import type { SendRequest, SendResult } from '../delivery/http-sender.js';
-import type { ConfigCache } from './config-cache.js';
-import type { CrashPoint } from './crash-point.js';
+import type { DeliveryAttemptDoc } from './attempt.js';
+import type { AttemptStore, ClaimStore, DeliveryConfig, EventStore, PendingStore, SendResult, WebhookSender } from './ports.js';
 import { afterFailure, type RetryPolicy } from './retry-schedule.js';
 import { signingSecrets } from './secret.js';
 import { signDelivery } from './signature.js';
+import type { EventDoc, PendingDoc } from './stored-event.js';
 
 export interface DeliverDeps {
-  events: EventRepository;
-  pending: PendingRepository;
-  attempts: DeliveryAttemptRepository;
-  claims: AttemptClaimRepository;
-  config: ConfigCache;
-  sender: { send(req: SendRequest): Promise<SendResult> };
+  events: EventStore;
+  pending: PendingStore;
+  attempts: AttemptStore;
+  claims: ClaimStore;
+  config: DeliveryConfig;
+  sender: WebhookSender;
   policy: RetryPolicy;
   timeoutMs: number;
   /** A claim older than this is abandoned: timeout + margin. */
@@ -24,9 +20,12 @@ export interface DeliverDeps {
   /** Names this replica in the claims it inserts. */
   holder: string;
   logger: Logger;
-  /** Test-only crash points (DISPATCHER_CRASH_POINT); undefined in service. */
-  checkpoint?: ((point: CrashPoint) => void) | undefined;
+  /** Test-only crash points (DISPATCHER_CRASH_POINT, see crash-point.ts); undefined in service. */
+  checkpoint?: ((point: DeliveryStep) => void) | undefined;
 }
+
+/** The steps of an attempt where the crash tests stop a replica. */
+type DeliveryStep = 'before_send' | 'after_response' | 'after_record';
 
 export type AttemptOutcome =
   /** Another replica holds this attempt's claim (until `heldUntil`). */

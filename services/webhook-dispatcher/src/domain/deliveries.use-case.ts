@@ -1,8 +1,7 @@
 import { AppError } from '@tes/errors';
 import type { Environment } from '@tes/contracts';
-import type { DeliveryAttemptRepository } from '../store/delivery-attempt.repository.js';
-import type { EventDoc, EventRepository } from '../store/event.repository.js';
-import { slotOf, type PendingRepository } from '../store/pending.repository.js';
+import type { AttemptStore, EventStore, PendingStore } from './ports.js';
+import { slotOf, type EventDoc } from './stored-event.js';
 
 export interface AttemptView {
   attempt: number;
@@ -29,9 +28,9 @@ export interface DeliveryView {
 }
 
 interface Deps {
-  events: EventRepository;
-  pending: PendingRepository;
-  attempts: DeliveryAttemptRepository;
+  events: EventStore;
+  pending: PendingStore;
+  attempts: AttemptStore;
 }
 
 export type ListQuery = { task_id: string } | { account_id: string; environment?: Environment; limit?: number };

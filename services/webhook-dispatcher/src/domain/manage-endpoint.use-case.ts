@@ -1,9 +1,8 @@
 import { AppError } from '@tes/errors';
 import type { Environment } from '@tes/contracts';
-import type { EndpointRepository } from '../store/endpoint.repository.js';
-import type { SecretRepository } from '../store/secret.repository.js';
-import { ensureSecret } from './manage-secrets.use-case.js';
 import { OutboundRefusedError } from '@tes/outbound';
+import { ensureSecret } from './manage-secrets.use-case.js';
+import type { EndpointStore, SecretStore } from './ports.js';
 import { policyFor, type GuardOptions } from './ssrf-guard.js';
 
 export interface EndpointView {
@@ -16,7 +15,7 @@ export interface EndpointView {
 
 /** `webhooks set`: checks the URL against the destination guard, stores it, makes sure a secret exists. */
 export async function setEndpoint(
-  deps: { endpoints: EndpointRepository; secrets: SecretRepository; guard: GuardOptions },
+  deps: { endpoints: EndpointStore; secrets: SecretStore; guard: GuardOptions },
   accountId: string,
   environment: Environment,
   url: string,
@@ -32,7 +31,7 @@ export async function setEndpoint(
   return view(doc);
 }
 
-export async function getEndpoint(endpoints: EndpointRepository, accountId: string, environment: Environment): Promise<EndpointView> {
+export async function getEndpoint(endpoints: EndpointStore, accountId: string, environment: Environment): Promise<EndpointView> {
   const doc = await endpoints.get(accountId, environment);
   if (!doc) throw new AppError('not_found', `account ${accountId} has no ${environment} webhook endpoint`);
   return view(doc);

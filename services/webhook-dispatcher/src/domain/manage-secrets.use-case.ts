@@ -1,11 +1,11 @@
 import { AppError } from '@tes/errors';
 import { ENVIRONMENTS, type Environment } from '@tes/contracts';
-import type { SecretRepository } from '../store/secret.repository.js';
+import type { SecretStore } from './ports.js';
 import { generateSecret } from './secret.js';
 
 /** The environment's current secret, creating version 1 if it has none (idempotent, race-safe). */
 export async function ensureSecret(
-  secrets: SecretRepository,
+  secrets: SecretStore,
   accountId: string,
   environment: Environment,
   now = new Date(),
@@ -32,7 +32,7 @@ export interface InitSecretsResult {
 }
 
 /** `secrets init`: a secret for test and for live; a second call returns the same ones. */
-export async function initSecrets(secrets: SecretRepository, accountId: string): Promise<InitSecretsResult> {
+export async function initSecrets(secrets: SecretStore, accountId: string): Promise<InitSecretsResult> {
   const out: Partial<Record<Environment, string>> = {};
   for (const env of ENVIRONMENTS) out[env] = await ensureSecret(secrets, accountId, env);
   return { account_id: accountId, webhook_secrets: out as Record<Environment, string> };
@@ -52,7 +52,7 @@ export interface RotateResult {
  * (a second signature in each header) for `graceHours`, so receivers can switch without a gap.
  */
 export async function rotateSecret(
-  secrets: SecretRepository,
+  secrets: SecretStore,
   accountId: string,
   environment: Environment,
   graceHours: number,

@@ -1,11 +1,7 @@
 import type { Envelope, TaskEvent } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
-import type { InsertOutcome } from '../store/batch.js';
-import type { EventKeyRepository } from '../store/event-key.repository.js';
-import type { EventDoc, EventRepository, EventStatus } from '../store/event.repository.js';
-import type { PendingDoc, PendingRepository } from '../store/pending.repository.js';
-import type { ConfigCache } from './config-cache.js';
-import type { Stored } from './delivery-scheduler.js';
+import type { DeliveryConfig, EventKeyStore, EventStore, InsertOutcome, PendingStore } from './ports.js';
+import type { EventDoc, EventStatus, PendingDoc, Stored } from './stored-event.js';
 import { eventIdOf, toWebhook } from './webhook-event.js';
 
 /**
@@ -16,10 +12,10 @@ import { eventIdOf, toWebhook } from './webhook-event.js';
 const TAG_SIZE = 16;
 
 export interface RecordEventDeps {
-  events: EventRepository;
-  pending: PendingRepository;
-  eventKeys: EventKeyRepository;
-  config: ConfigCache;
+  events: EventStore;
+  pending: PendingStore;
+  eventKeys: EventKeyStore;
+  config: Pick<DeliveryConfig, 'endpoint'>;
   logger: Logger;
   /** A lease: until then, only the replica that stored a pending event delivers it. */
   handOffMs: number;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Environment } from '@tes/contracts';
 
 export const SECRET_PREFIX = 'whsec_';
 
@@ -33,4 +34,11 @@ export function signingSecrets(versions: readonly SecretVersion[], now = new Dat
   const out = [current.secret];
   if (previous && current.previous_valid_until && current.previous_valid_until.getTime() > now.getTime()) out.push(previous.secret);
   return out;
+}
+
+/** A version as stored for one account environment: `_id` = `${account_id}:${environment}:${version}`. */
+export interface SecretDoc extends SecretVersion {
+  _id: string;
+  account_id: string;
+  environment: Environment;
 }

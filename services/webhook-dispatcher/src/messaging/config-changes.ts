@@ -1,7 +1,7 @@
 import { QUEUES, type Environment, type WebhookConfigChanged } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
 import { ANNOUNCE_BUDGET_MS, changeAnnouncer, type Broker } from '@tes/messaging';
-import type { ConfigCache } from '../domain/config-cache.js';
+import type { ConfigCache } from '../store/config-cache.js';
 import type { ChangeListener } from '../store/endpoint.repository.js';
 
 /**

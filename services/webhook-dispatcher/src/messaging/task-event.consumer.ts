@@ -1,8 +1,8 @@
 import { QUEUES, type TaskEvent } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
 import { PoisonMessageError, type Broker } from '@tes/messaging';
-import type { CrashPoint } from '../domain/crash-point.js';
-import type { DeliveryScheduler } from '../domain/delivery-scheduler.js';
+import type { CrashPoint } from '../crash-point.js';
+import type { DeliveryScheduler } from '../scheduling/delivery-scheduler.js';
 import { recordTaskEvents, type IncomingEvent, type RecordEventDeps, type RecordResult } from '../domain/record-event.use-case.js';
 import { toWebhook, UnmappableEventError } from '../domain/webhook-event.js';
 import { Batcher } from '../store/batch.js';

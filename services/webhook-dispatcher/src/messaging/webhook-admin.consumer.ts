@@ -19,7 +19,7 @@ import { listDeliveries, redeliver, type DeliveryView } from '../domain/deliveri
 import { setEndpoint } from '../domain/manage-endpoint.use-case.js';
 import { ensureSecret, rotateSecret } from '../domain/manage-secrets.use-case.js';
 import type { GuardOptions } from '../domain/ssrf-guard.js';
-import { slotOf, type PendingDoc } from '../store/pending.repository.js';
+import { slotOf, type PendingDoc } from '../domain/stored-event.js';
 import type { Repositories } from '../store/repositories.js';
 
 export interface WebhookAdminDeps extends Repositories {

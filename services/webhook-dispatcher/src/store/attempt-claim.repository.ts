@@ -1,6 +1,8 @@
 import { Schema, type Connection } from 'mongoose';
 import { claim } from '@tes/store';
-import { insertBatcher, type Batcher, type InsertOutcome } from './batch.js';
+import type { ClaimResult } from '../domain/attempt.js';
+import type { ClaimStore, InsertOutcome } from '../domain/ports.js';
+import { insertBatcher, type Batcher } from './batch.js';
 
 /**
  * Who performs attempt n of an event: the replica whose insert of `${event_id}:${n}` wins.
@@ -28,9 +30,8 @@ const claimSchema = new Schema<AttemptClaimDoc>(
 );
 claimSchema.index({ event_id: 1, attempt: 1, claimed_at: -1 });
 
-export type ClaimResult = { won: true; id: string; takeover: boolean } | { won: false; heldUntil: Date | null };
-
-export class AttemptClaimRepository {
+/** The `attempt_claims` collection: who performs attempt n of an event (see AttemptClaimDoc). */
+export class AttemptClaimRepository implements ClaimStore {
   private readonly model;
   private readonly batch: Batcher<AttemptClaimDoc, InsertOutcome>;
 

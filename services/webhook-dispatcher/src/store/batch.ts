@@ -1,9 +1,8 @@
 import type { mongo } from 'mongoose';
+import type { InsertOutcome } from '../domain/ports.js';
 
 type Collection = mongo.Collection;
 type Document = mongo.Document;
-
-export type InsertOutcome = 'inserted' | 'duplicate';
 
 interface Pending<T, R> {
   item: T;

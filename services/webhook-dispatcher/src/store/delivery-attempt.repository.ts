@@ -1,35 +1,8 @@
 import { Schema, type Connection } from 'mongoose';
-import type { Environment } from '@tes/contracts';
 import { isDuplicateKey } from '@tes/store';
-import { insertBatcher, type Batcher, type InsertOutcome } from './batch.js';
-
-/**
- * The outcome of one attempt, recorded once: `_id` = `${event_id}:${attempt}`. The insert that
- * wins decides the outcome of attempt n, and it carries the event's state after it
- * (`status_after`, `next_attempt_at`), so a replica that takes over after a crash applies
- * exactly what the holder decided.
- */
-export interface DeliveryAttemptDoc {
-  _id: string;
-  event_id: string;
-  task_id: string;
-  account_id: string;
-  environment: Environment;
-  attempt: number;
-  url: string;
-  started_at: Date;
-  finished_at: Date;
-  ok: boolean;
-  /** HTTP status, or null when no answer came (timeout, refused, closed, refused by the guard). */
-  status_code: number | null;
-  latency_ms: number;
-  error: string | null;
-  /** The event's status after this attempt (absent in records written before it was kept). */
-  status_after?: 'delivered' | 'pending' | 'undeliverable';
-  /** When the next attempt is due (a retry), else null. */
-  next_attempt_at?: Date | null;
-  schedule_base?: number;
-}
+import type { DeliveryAttemptDoc } from '../domain/attempt.js';
+import type { AttemptStore, InsertOutcome } from '../domain/ports.js';
+import { insertBatcher, type Batcher } from './batch.js';
 
 const attemptSchema = new Schema<DeliveryAttemptDoc>(
   {
@@ -51,7 +24,8 @@ const attemptSchema = new Schema<DeliveryAttemptDoc>(
 );
 attemptSchema.index({ event_id: 1, attempt: 1 });
 
-export class DeliveryAttemptRepository {
+/** The `delivery_attempts` collection: the outcome of each attempt, recorded once (see DeliveryAttemptDoc). */
+export class DeliveryAttemptRepository implements AttemptStore {
   private readonly model;
   private readonly batch: Batcher<DeliveryAttemptDoc, InsertOutcome>;
 

@@ -1,15 +1,7 @@
 import { Schema, type Connection } from 'mongoose';
 import type { Environment } from '@tes/contracts';
-
-/** The one webhook endpoint of an account environment (spec 6). `_id` = `${account_id}:${environment}`. */
-export interface EndpointDoc {
-  _id: string;
-  account_id: string;
-  environment: Environment;
-  url: string;
-  created_at: Date;
-  updated_at: Date;
-}
+import type { EndpointDoc } from '../domain/endpoint.js';
+import type { EndpointStore } from '../domain/ports.js';
 
 const endpointSchema = new Schema<EndpointDoc>(
   {
@@ -35,7 +27,7 @@ export type ChangeListener = (accountId: string, environment: Environment) => vo
  * the dispatcher's short-lived cache (ConfigCache), which a write made by this process clears
  * at once (`onChange`).
  */
-export class EndpointRepository {
+export class EndpointRepository implements EndpointStore {
   private readonly model;
   private readonly listeners: ChangeListener[] = [];
 

@@ -1,5 +1,6 @@
 import { Schema, type Connection } from 'mongoose';
-import { insertEach, type InsertOutcome } from './batch.js';
+import type { EventKeyStore, InsertOutcome } from '../domain/ports.js';
+import { insertEach } from './batch.js';
 
 /**
  * One document per webhook event ever stored, `_id` = the event id: the dedup key of task event
@@ -14,7 +15,8 @@ export interface EventKeyDoc {
 
 const keySchema = new Schema<EventKeyDoc>({ _id: String, at: Date }, { versionKey: false });
 
-export class EventKeyRepository {
+/** The `event_keys` collection (see EventKeyDoc). */
+export class EventKeyRepository implements EventKeyStore {
   private readonly model;
 
   constructor(conn: Connection) {

@@ -1,51 +1,10 @@
 import { Schema, type Connection, type mongo } from 'mongoose';
-import type { Environment, TaskEventKind, WebhookEventName } from '@tes/contracts';
+import type { Environment } from '@tes/contracts';
 import { isDuplicateKey } from '@tes/store';
-import { Limiter, insertBatcher, insertEach, type Batcher, type InsertOutcome } from './batch.js';
-import { latest, type PendingDoc, type PendingRepository } from './pending.repository.js';
-
-/**
- * - pending: to be attempted at `next_attempt_at` (if it is the head of its task); lives in
- *   `pending_events` (see PendingRepository), never in `events`;
- * - delivered: an attempt got HTTP 200;
- * - undeliverable: every attempt of its schedule failed;
- * - no_endpoint: the account environment had no endpoint when the event arrived;
- * - skipped: a task event kind with no webhook (created, started, resumed, cancelled), kept
- *   only so the next version knows its predecessor arrived.
- */
-export const EVENT_STATUSES = ['pending', 'delivered', 'undeliverable', 'no_endpoint', 'skipped'] as const;
-export type EventStatus = (typeof EVENT_STATUSES)[number];
-
-/**
- * One task event: `_id` is the webhook id derived from the message id. In the `events`
- * collection, an event is written once in its final state (delivered, undeliverable,
- * no_endpoint, skipped), by an insert; a pending event is a PendingDoc. The views this
- * repository returns combine both, so readers see one document per event.
- */
-export interface EventDoc {
-  _id: string;
-  account_id: string;
-  environment: Environment;
-  task_id: string;
-  /** The task's version after the change: orders the events of one task. */
-  version: number;
-  kind: TaskEventKind;
-  event: WebhookEventName | null;
-  /** The exact body every attempt sends and signs; null for skipped events. */
-  body: string | null;
-  occurred_at: string;
-  received_at: Date;
-  status: EventStatus;
-  /** Attempts recorded so far (all schedules). */
-  attempts_made: number;
-  /** attempts_made when the current schedule began (0, or the count at an operator's redeliver). */
-  schedule_base: number;
-  next_attempt_at: Date | null;
-  delivered_at: Date | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  updated_at: Date;
-}
+import type { EventStore, InsertOutcome } from '../domain/ports.js';
+import { latest, type EventDoc, type PendingDoc } from '../domain/stored-event.js';
+import { Limiter, insertBatcher, insertEach, type Batcher } from './batch.js';
+import type { PendingRepository } from './pending.repository.js';
 
 const eventSchema = new Schema<EventDoc>(
   {
@@ -94,7 +53,8 @@ function isLater(a: Pick<EventDoc, 'attempts_made' | 'schedule_base'>, b: Pick<E
   return a.attempts_made > b.attempts_made || (a.attempts_made === b.attempts_made && a.schedule_base > b.schedule_base);
 }
 
-export class EventRepository {
+/** The `events` collection (final states, see EventDoc), and the readers' view of every event, pending ones included. */
+export class EventRepository implements EventStore {
   private readonly model;
   private readonly finals: Batcher<EventDoc, InsertOutcome>;
   private readonly updates = new Limiter(2);

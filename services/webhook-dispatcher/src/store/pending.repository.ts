@@ -1,45 +1,7 @@
 import { Schema, type Connection, type mongo } from 'mongoose';
-import { Batcher, insertBatcher, insertEach, type InsertOutcome } from './batch.js';
-import type { EventDoc } from './event.repository.js';
-
-/**
- * The events still to be delivered, and only those: the poller's and the ordering checks'
- * working set, small however long the history grows (FerretDB v1 answers every query with a
- * scan of the whole collection, so the history must stay out of the hot path). A document is
- * inserted when a webhook event is stored, deleted when the event reaches its final state
- * (which is then inserted into `events`). Never updated: a retry is a new document
- * (`${event_id}~${n}`, open lane, due at the retry time) inserted by the holder of the attempt
- * that failed, which then deletes the previous one. Updates are the costly write on FerretDB v1
- * (a scan, a transaction per document, two connections held), inserts and batched deletes the
- * cheap ones.
- */
-export interface PendingDoc extends Omit<EventDoc, 'status' | 'body'> {
-  /** `${event_id}` when stored (or redelivered), `${event_id}~${attempts_made}` for a retry's schedule. */
-  _id: string;
-  /** The event (its webhook-id). */
-  event_id: string;
-  status: 'pending';
-  body: string;
-  /**
-   * fast: the replica that stored the event delivers its first attempt itself, without a poll;
-   * the others leave it alone until `next_attempt_at` (its hand-off time: a lease after storing),
-   * when it counts as abandoned. open: any replica's poller, at `next_attempt_at`.
-   */
-  lane: 'fast' | 'open';
-  /** Open lane: the quarter second `next_attempt_at` falls in (see slotOf), so a poller reads just the due ones. */
-  slot?: number;
-  /**
-   * Open lane: the replica expected to run the next attempt (the one that scheduled it); the
-   * others wait a little longer before they compete for it, so that several replicas do not all
-   * race for every retry.
-   */
-  holder?: string;
-  /** Documents stored together share a tag and are deleted together (an equality FerretDB v1 pushes down to PostgreSQL). */
-  tag: string;
-}
-
-/** A pending document as the poller reads it: everything but the body. */
-export type PendingHead = Omit<PendingDoc, 'body'>;
+import type { InsertOutcome, PendingStore } from '../domain/ports.js';
+import { latest, slotOf, type EventDoc, type PendingDoc, type PendingHead, type RetryUpdate } from '../domain/stored-event.js';
+import { Batcher, insertBatcher, insertEach } from './batch.js';
 
 const pendingSchema = new Schema<PendingDoc>(
   {
@@ -61,14 +23,8 @@ pendingSchema.index({ event_id: 1 });
 
 type TaskKey = Pick<EventDoc, 'account_id' | 'environment' | 'task_id'>;
 
-export interface RetryUpdate {
-  attempts_made: number;
-  next_attempt_at: Date;
-  last_status_code: number | null;
-  last_error: string | null;
-}
-
-export class PendingRepository {
+/** The `pending_events` collection: the events still to be delivered, and only those (see PendingDoc). */
+export class PendingRepository implements PendingStore {
   private readonly model;
   private readonly deletes: Batcher<{ tag: string; id: string }, void>;
   private readonly inserts: Batcher<PendingDoc, InsertOutcome>;
@@ -187,20 +143,6 @@ export class PendingRepository {
     }
     return items.map(() => undefined);
   }
-}
-
-/** The latest schedule among an event's pending documents (most attempts). */
-export function latest<T extends Pick<PendingDoc, 'attempts_made'>>(docs: readonly T[]): T | null {
-  let best: T | null = null;
-  for (const d of docs) if (!best || d.attempts_made > best.attempts_made) best = d;
-  return best;
-}
-
-/** Open-lane due slots: a quarter of a second (a slot is read while it is current, so it should hold few events). */
-export const SLOT_MS = 250;
-
-export function slotOf(doc: Pick<PendingDoc, 'next_attempt_at'>): number {
-  return Math.floor((doc.next_attempt_at?.getTime() ?? 0) / SLOT_MS);
 }
 
 function bucketOf(id: string): number {

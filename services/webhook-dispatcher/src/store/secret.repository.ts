@@ -2,23 +2,9 @@ import { Schema, type Connection } from 'mongoose';
 import type { Environment } from '@tes/contracts';
 import { KeyRing } from '@tes/sealing';
 import { isDuplicateKey } from '@tes/store';
-import type { SecretVersion } from '../domain/secret.js';
+import type { SecretStore } from '../domain/ports.js';
+import type { SecretDoc } from '../domain/secret.js';
 import type { ChangeListener } from './endpoint.repository.js';
-
-/**
- * Signing secrets, one document per version: a rotation inserts the next version (`_id` =
- * `${account_id}:${environment}:${version}`), so two concurrent rotations cannot both win and no
- * read-modify-write can lose one.
- *
- * The secret is stored sealed with the key ring (`sealed`, AES-256-GCM bound to the `_id`): what
- * this repository returns is opened, what it stores never is. A version written before sealing
- * keeps its plaintext in `secret` until it is read or swept (`sealPlaintext`), then is sealed in place.
- */
-export interface SecretDoc extends SecretVersion {
-  _id: string;
-  account_id: string;
-  environment: Environment;
-}
 
 /** As stored: `sealed`, or `secret` in plaintext for a version from before sealing. */
 type StoredSecret = Omit<SecretDoc, 'secret'> & { sealed?: string; secret?: string };
@@ -49,7 +35,16 @@ export interface SealResult {
   resealed: number;
 }
 
-export class SecretRepository {
+/**
+ * Signing secrets, one document per version: a rotation inserts the next version (`_id` =
+ * `${account_id}:${environment}:${version}`), so two concurrent rotations cannot both win and no
+ * read-modify-write can lose one.
+ *
+ * The secret is stored sealed with the key ring (`sealed`, AES-256-GCM bound to the `_id`): what
+ * this repository returns is opened, what it stores never is. A version written before sealing
+ * keeps its plaintext in `secret` until it is read or swept (`sealPlaintext`), then is sealed in place.
+ */
+export class SecretRepository implements SecretStore {
   private readonly model;
   private readonly listeners: ChangeListener[] = [];
 

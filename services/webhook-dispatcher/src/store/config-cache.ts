@@ -1,7 +1,10 @@
 import type { Environment } from '@tes/contracts';
-import type { EndpointDoc, EndpointRepository } from '../store/endpoint.repository.js';
-import type { SecretDoc, SecretRepository } from '../store/secret.repository.js';
-import { Limiter } from '../store/batch.js';
+import type { EndpointDoc } from '../domain/endpoint.js';
+import type { DeliveryConfig } from '../domain/ports.js';
+import type { SecretDoc } from '../domain/secret.js';
+import { Limiter } from './batch.js';
+import type { EndpointRepository } from './endpoint.repository.js';
+import type { SecretRepository } from './secret.repository.js';
 
 interface Entry<T> {
   value: Promise<T>;
@@ -22,7 +25,7 @@ interface Entry<T> {
  * nothing meanwhile: the previous secret keeps signing for the grace period. Concurrent misses
  * share one read.
  */
-export class ConfigCache {
+export class ConfigCache implements DeliveryConfig {
   private readonly endpoints = new Map<string, Entry<EndpointDoc | null>>();
   private readonly secrets = new Map<string, Entry<SecretDoc[]>>();
   /** Reads at once: entries loaded together expire together, and their reloads must not crowd the database. */
