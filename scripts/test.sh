@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test from a fresh clone: pnpm, install, infrastructure, build, jest.
+# Runs every test from a fresh clone: pnpm, install, infrastructure, build, lint (eslint: types and the
+# workspace's boundaries), unused code (knip), jest.
 # Extra arguments go to jest. Ends with the line "tests: N passed, M failed"; exits with jest's code.
 # Env: AMQP_URL, MONGO_URL, TES_CACHE_DIR (see infra.sh); TES_T0 (epoch the elapsed time counts from).
 set -euo pipefail
@@ -31,6 +32,15 @@ fi
 step="pnpm build"
 pnpm build
 say "build: done"
+# timed NAME CMD...: runs CMD as step NAME and says how long it took (a failure ends in the trap above).
+timed() {
+  local t=$SECONDS
+  step=$1; shift
+  "$@" || { local rc=$?; say "$step: failed after $((SECONDS - t))s"; return "$rc"; }
+  say "$step: passed in $((SECONDS - t))s"
+}
+timed lint pnpm lint
+timed knip pnpm knip
 step="validate-deploy"
 bash scripts/validate-deploy.sh
 

@@ -30,11 +30,3 @@ export class AllowList {
     return this.nets.some(([net, bits]) => net.kind() === ip.kind() && ip.match(net, bits));
   }
 }
-
-/** "a, b ,c" → ["a", "b", "c"]. */
-export function parseHostList(value: string | undefined): string[] {
-  return (value ?? '')
-    .split(',')
-    .map((s) => s.trim().toLowerCase())
-    .filter(Boolean);
-}

@@ -1,4 +1,3 @@
-export { classifyAddress, PRIVATE_RANGES } from './address.js';
-export { AllowList, parseHostList } from './allow-list.js';
-export { OutboundPolicy, OutboundRefusedError, REFUSED_MESSAGE, hostOf, outboundEnv, type PolicyOptions, type Resolver } from './policy.js';
-export { outboundAgents, outboundRequest, OutboundTimeoutError, type OutboundInit, type OutboundResponse } from './request.js';
+export { classifyAddress } from './address.js';
+export { OutboundPolicy, OutboundRefusedError, REFUSED_MESSAGE, outboundEnv, type Resolver } from './policy.js';
+export { outboundAgents, outboundRequest } from './request.js';

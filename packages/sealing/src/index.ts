@@ -1,1 +1,1 @@
-export { DecryptionError, KeyRing, KeyRingError } from './key-ring.js';
+export { KeyRing, KeyRingError } from './key-ring.js';
