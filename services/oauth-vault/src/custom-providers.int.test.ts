@@ -3,7 +3,7 @@ import type { CredentialGet, CredentialReply, Environment, ProviderDelete, Provi
 import { waitFor } from '@tes/testing';
 import { startAuthServer, type AuthServer } from '../test/auth-server.js';
 import { Browser, consent, continueConsent } from '../test/browser.js';
-import { OAuthClient } from './providers/oauth-client.js';
+import { OAuthClient } from './oauth-providers/oauth-client.js';
 import { registerProvider } from './domain/custom-providers.use-case.js';
 import { ACCOUNT, startHarness, stringsOf, type Harness } from '../test/harness.js';
 import { aadOf } from './domain/connection-docs.js';

@@ -5,7 +5,7 @@ import type { Broker } from '@tes/messaging';
 import type { SandboxRepository } from '../sandbox/sandbox.repository.js';
 import type { StepRunRepository } from '../store/step-run.repository.js';
 import type { StepClaimRepository } from '../store/step-claim.repository.js';
-import { serviceLabel } from '../providers/credentials.js';
+import { serviceLabel } from '../provider-api/credentials.js';
 import { checkCustomInput, runCustomAction } from '../tools/custom.tool.js';
 import { actionImpl } from '../tools/registry.js';
 import { AuthorizationRequired, ToolError, TransientError, type ActionImpl, type EngineSettings, type ToolContext } from '../tools/tool.js';

@@ -1,5 +1,5 @@
 import { findAction } from '@tes/catalog';
-import { accessToken } from '../providers/credentials.js';
+import { accessToken } from '../provider-api/credentials.js';
 import type { ToolContext } from '../tools/tool.js';
 import { SandboxRepository } from './sandbox.repository.js';
 

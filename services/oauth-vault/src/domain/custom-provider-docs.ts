@@ -1,5 +1,5 @@
 import type { ProviderRegister } from '@tes/contracts';
-import { normalizeScopes } from '../providers/provider-registry.js';
+import { normalizeScopes } from '../oauth-providers/provider-registry.js';
 import { customProviderIdOf, type CustomProviderDoc } from '../store/custom-provider.repository.js';
 import type { KeyRing } from '@tes/sealing';
 

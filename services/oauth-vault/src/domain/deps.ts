@@ -1,6 +1,6 @@
 import type { Logger } from '@tes/logger';
-import type { OAuthClient } from '../providers/oauth-client.js';
-import type { ProviderResolver } from '../providers/provider-resolver.js';
+import type { OAuthClient } from '../oauth-providers/oauth-client.js';
+import type { ProviderResolver } from '../oauth-providers/provider-resolver.js';
 import type { ConnectionRepository } from '../store/connection.repository.js';
 import type { CustomProviderRepository } from '../store/custom-provider.repository.js';
 import type { LeaseRepository } from '../store/lease.repository.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { newId, type CredentialGet, type CredentialReply } from '@tes/contracts';
-import { coversScopes, normalizeScopes } from '../providers/provider-registry.js';
+import { coversScopes, normalizeScopes } from '../oauth-providers/provider-registry.js';
 import { connectionIdOf, type ConnectionDoc, type ConnectionKey } from '../store/connection.repository.js';
 import type { PendingAuthorizationDoc } from '../store/pending-authorization.repository.js';
 import { authorizedDoc, openAccessToken } from './connection-docs.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
-import { normalizeScopes } from '../../providers/provider-registry.js';
+import { normalizeScopes } from '../../oauth-providers/provider-registry.js';
 import { connectionIdOf } from '../../store/connection.repository.js';
 import type { VaultDeps } from '../../domain/deps.js';
 import { requestAuthorization } from '../../domain/request-authorization.use-case.js';
