@@ -1,4 +1,4 @@
-import { coerceToSchema, findAction, findReferences, ReferenceError, resolveReferences, serviceOf } from '@tes/catalog';
+import { coerceToSchema, findAction, findReferences, StepReferenceError, resolveReferences, serviceOf } from '@tes/catalog';
 import { compile, compileDynamic, describeErrors, type StepResult, type StepRun, type TraceStep } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
 import type { Broker } from '@tes/messaging';
@@ -164,7 +164,7 @@ async function resolveInput(step: StepRun, deps: RunStepDeps, schema: object): P
       schema,
     );
   } catch (err) {
-    if (err instanceof ReferenceError) {
+    if (err instanceof StepReferenceError) {
       if (err.skip) throw new Skip(`skipped: ${err.message}`);
       // The first field that does not resolve on its own is the one that failed as a whole.
       const field = Object.keys(step.input).find((k) => {
