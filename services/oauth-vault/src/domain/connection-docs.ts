@@ -1,4 +1,4 @@
-import type { ConnectionDoc, ConnectionKey } from '../store/connection.repository.js';
+import type { ConnectionDoc, ConnectionKey } from './connection.js';
 import type { TokenSet } from '../oauth-providers/oauth-client.js';
 import type { KeyRing } from '@tes/sealing';
 

@@ -1,4 +1,4 @@
-import type { ConnectionDoc } from '../store/connection.repository.js';
+import type { ConnectionDoc } from './connection.js';
 import { ProviderCallError } from '../oauth-providers/oauth-client.js';
 import { brokenDoc, openRefreshToken, refreshedDoc } from './connection-docs.js';
 import type { VaultDeps } from './deps.js';

@@ -1,4 +1,4 @@
-import type { ConnectionDoc } from '../store/connection.repository.js';
+import type { ConnectionDoc } from '../domain/connection.js';
 import { ProviderCallError } from '../oauth-providers/oauth-client.js';
 import { openAccessToken } from '../domain/connection-docs.js';
 import type { VaultDeps } from '../domain/deps.js';
