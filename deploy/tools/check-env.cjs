@@ -23,7 +23,7 @@ const EXTRA = {
   NODE_OPTIONS: 'read by node',
 };
 // The oauth-vault reads its secrets and its providers' settings outside configSchema
-// (domain/secrets.ts, providers/provider-registry.ts).
+// (domain/secrets.ts, oauth-providers/provider-registry.ts).
 // Secrets and client credentials may be given as NAME_FILE (a path); the other provider settings not.
 const VAULT_EXTRA =
   /^(OAUTH_CUSTOM_PROVIDERS|(VAULT_KEYS|VAULT_STATE_SECRET|[A-Z][A-Z0-9_]*_(CLIENT_ID|CLIENT_SECRET))(_FILE)?|[A-Z][A-Z0-9_]*_(AUTHORIZE_URL|TOKEN_URL|REVOCATION_URL|REVOCATION_STYLE|PROBE_URL|SCOPES|PKCE|TOKEN_AUTH|AUTHORIZE_PARAMS))$/;
@@ -79,14 +79,14 @@ function imageEnv() {
 
 /**
  * The provider variables the vault reads that `env` does not pass: every built-in provider's
- * client id and secret (services/oauth-vault/src/providers/provider-registry.ts), and those of the
+ * client id and secret (services/oauth-vault/src/oauth-providers/provider-registry.ts), and those of the
  * custom providers the env declares (OAUTH_CUSTOM_PROVIDERS); NAME_FILE counts as passed. Passed
  * empty is fine (the provider is then unconfigured); not passed at all, .env or the Secret cannot
  * reach the vault.
  */
 async function missingProviderVars(env) {
   const { BUILT_IN_PROVIDERS, envPrefix } = await import(
-    pathToFileURL(path.join(root, 'services/oauth-vault/dist/providers/provider-registry.js')).href
+    pathToFileURL(path.join(root, 'services/oauth-vault/dist/oauth-providers/provider-registry.js')).href
   );
   const custom = (env.OAUTH_CUSTOM_PROVIDERS ?? '')
     .split(',')

@@ -4,7 +4,7 @@ import {
   findAction,
   findReferences,
   ref,
-  ReferenceError,
+  StepReferenceError,
   render,
   resolveReferences,
   withoutReferencedFields,
@@ -49,7 +49,7 @@ describe('step references {{steps.N.output…}}', () => {
       try {
         fn();
       } catch (e) {
-        return e as ReferenceError;
+        return e as StepReferenceError;
       }
       throw new Error('no error');
     };

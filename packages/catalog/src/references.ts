@@ -47,7 +47,7 @@ function splitPath(p: string): string[] {
 }
 
 /** Why a reference did not resolve: `skip` when the data is simply not there (fewer items than planned, an upstream skip). */
-export class ReferenceError extends Error {
+export class StepReferenceError extends Error {
   constructor(
     message: string,
     readonly skip: boolean,
@@ -60,7 +60,7 @@ export class ReferenceError extends Error {
 /** Outputs of the task's earlier steps by index; undefined when that step has no recorded output. */
 export type OutputLookup = (step: number) => Record<string, unknown> | undefined;
 
-/** Replaces every placeholder of `value`; throws ReferenceError when one cannot be resolved. */
+/** Replaces every placeholder of `value`; throws StepReferenceError when one cannot be resolved. */
 export function resolveReferences<T>(value: T, outputs: OutputLookup, currentStep: number): T {
   return resolveValue(value, outputs, currentStep) as T;
 }
@@ -83,21 +83,21 @@ function resolveValue(value: unknown, outputs: OutputLookup, current: number): u
 
 function lookup(step: number, path: string[], outputs: OutputLookup, current: number): unknown {
   const shown = `steps.${step}.output${path.length ? `.${path.join('.')}` : ''}`;
-  if (step >= current) throw new ReferenceError(`${shown} refers to step ${step}, which does not run before step ${current}`, false);
+  if (step >= current) throw new StepReferenceError(`${shown} refers to step ${step}, which does not run before step ${current}`, false);
   const out = outputs(step);
-  if (!out) throw new ReferenceError(`${shown}: step ${step} has no recorded output`, false);
-  if (out['skipped'] === true) throw new ReferenceError(`${shown}: step ${step} was skipped`, true);
+  if (!out) throw new StepReferenceError(`${shown}: step ${step} has no recorded output`, false);
+  if (out['skipped'] === true) throw new StepReferenceError(`${shown}: step ${step} was skipped`, true);
   let v: unknown = out;
   for (const [i, key] of path.entries()) {
     if (Array.isArray(v)) {
       const idx = Number(key);
-      if (!Number.isInteger(idx)) throw new ReferenceError(`${shown}: "${key}" is not an index of a list`, false);
-      if (idx >= v.length) throw new ReferenceError(`${shown}: the list has ${v.length} item(s)`, true);
+      if (!Number.isInteger(idx)) throw new StepReferenceError(`${shown}: "${key}" is not an index of a list`, false);
+      if (idx >= v.length) throw new StepReferenceError(`${shown}: the list has ${v.length} item(s)`, true);
       v = v[idx];
     } else if (v && typeof v === 'object' && key in v) {
       v = (v as Record<string, unknown>)[key];
     } else {
-      throw new ReferenceError(`${shown}: no "${path.slice(0, i + 1).join('.')}" in the output of step ${step}`, false);
+      throw new StepReferenceError(`${shown}: no "${path.slice(0, i + 1).join('.')}" in the output of step ${step}`, false);
     }
   }
   return v;

@@ -7,7 +7,7 @@ import { connectMongo, ensureIndexes, isConnected } from '@tes/store';
 import { configSchema, settingsOf, type Config } from './config.js';
 import { consumeStepRuns } from './messaging/step-run.consumer.js';
 import { consumeTraceQueries } from './messaging/trace-get.consumer.js';
-import { SandboxRepository } from './sandbox/sandbox.repository.js';
+import { SandboxRepository } from './store/sandbox.repository.js';
 import { StepRunRepository } from './store/step-run.repository.js';
 import { StepClaimRepository } from './store/step-claim.repository.js';
 

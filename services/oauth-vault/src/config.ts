@@ -4,7 +4,7 @@ import { outboundEnv } from '@tes/outbound';
 
 /**
  * The vault's environment. Provider settings (`<SERVICE>_CLIENT_ID`, `<SERVICE>_TOKEN_URL`, ...)
- * have dynamic names and are read by `providers/provider-registry.ts`; secrets (`VAULT_KEYS`,
+ * have dynamic names and are read by `oauth-providers/provider-registry.ts`; secrets (`VAULT_KEYS`,
  * `VAULT_STATE_SECRET`, or their `_FILE` forms) by `domain/secrets.ts`.
  */
 export const configSchema = {

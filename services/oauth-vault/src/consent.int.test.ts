@@ -129,7 +129,7 @@ describe('consent flow', () => {
     // A sealed token moved onto another user's document does not decrypt (AES-GCM associated data).
     const db = h.mongo.db!;
     const alice = await db.collection('connections').findOne({ user_id: 'u-alice' });
-    const { connectionIdOf } = await import('./store/connection.repository.js');
+    const { connectionIdOf } = await import('./domain/connection.js');
     const forgedId = connectionIdOf({ account_id: ACCOUNT, environment: 'live', user_id: 'u-mallory', service: SERVICE });
     await db.collection('connections').insertOne({ ...alice, _id: forgedId as never, user_id: 'u-mallory' });
     const stolen = await h.credential({ user_id: 'u-mallory', scopes: ['repo'] });

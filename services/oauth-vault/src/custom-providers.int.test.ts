@@ -3,11 +3,11 @@ import type { CredentialGet, CredentialReply, Environment, ProviderDelete, Provi
 import { waitFor } from '@tes/testing';
 import { startAuthServer, type AuthServer } from '../test/auth-server.js';
 import { Browser, consent, continueConsent } from '../test/browser.js';
-import { OAuthClient } from './providers/oauth-client.js';
+import { OAuthClient } from './oauth-providers/oauth-client.js';
 import { registerProvider } from './domain/custom-providers.use-case.js';
 import { ACCOUNT, startHarness, stringsOf, type Harness } from '../test/harness.js';
 import { aadOf } from './domain/connection-docs.js';
-import { connectionIdOf, type ConnectionDoc } from './store/connection.repository.js';
+import { connectionIdOf, type ConnectionDoc } from './domain/connection.js';
 
 const TOOL = 'acme_crm';
 const DEPLOYED = ['github', 'slack', 'google_calendar', 'gmail', 'notion', 'crm'];

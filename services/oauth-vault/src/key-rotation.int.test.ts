@@ -6,7 +6,7 @@ import { ACCOUNT, newKey, SERVICE, startHarness, type Harness } from '../test/ha
 import { aadOf } from './domain/connection-docs.js';
 import { getCredential } from './domain/get-credential.use-case.js';
 import { refreshConnection } from './domain/refresh-connection.js';
-import type { ConnectionDoc } from './store/connection.repository.js';
+import type { ConnectionDoc } from './domain/connection.js';
 
 /**
  * Key rotation without downtime: a vault with the ring "k2,k1" writes under k2 and still reads

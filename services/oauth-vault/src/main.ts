@@ -15,7 +15,7 @@ import { createApp } from './http/app.js';
 import { Sweeper } from './jobs/sweeper.js';
 import { connectionChangedPublisher } from './messaging/connection-changed.publisher.js';
 import { consumeVaultRequests } from './messaging/vault-requests.consumer.js';
-import { ProviderCallError } from './providers/oauth-client.js';
+import { ProviderCallError } from './oauth-providers/oauth-client.js';
 import { buildVault, loadSecrets } from './vault.js';
 
 const SERVICE = 'oauth-vault';

@@ -2,7 +2,7 @@ import { waitFor } from '@tes/testing';
 import { Browser, consent } from '../test/browser.js';
 import { ACCOUNT, SERVICE, startHarness, type Harness } from '../test/harness.js';
 import { aadOf } from './domain/connection-docs.js';
-import { connectionIdOf, type ConnectionDoc } from './store/connection.repository.js';
+import { connectionIdOf, type ConnectionDoc } from './domain/connection.js';
 
 /**
  * Refresh, expiry and health against the real authorization server. Its access tokens live

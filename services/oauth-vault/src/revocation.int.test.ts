@@ -4,7 +4,7 @@ import { REPO_ROOT, waitFor } from '@tes/testing';
 import { Browser, consent, continueConsent } from '../test/browser.js';
 import { ACCOUNT, SERVICE, startHarness, type Harness } from '../test/harness.js';
 import { aadOf } from './domain/connection-docs.js';
-import { connectionIdOf, type ConnectionDoc } from './store/connection.repository.js';
+import { connectionIdOf, type ConnectionDoc } from './domain/connection.js';
 
 /** Revocation through the internal API and through the hosted settings page. */
 describe('revocation', () => {

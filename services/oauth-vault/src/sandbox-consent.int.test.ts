@@ -1,7 +1,7 @@
 import { waitFor } from '@tes/testing';
 import { ACCOUNT, SERVICE, startHarness, type Harness } from '../test/harness.js';
 import { revokeConnection } from './domain/revoke-connection.use-case.js';
-import { connectionIdOf, type ConnectionDoc } from './store/connection.repository.js';
+import { connectionIdOf, type ConnectionDoc } from './domain/connection.js';
 
 /** The sandbox consent page of the test environment (docs/oauth.md "Sandbox consent"), against the real vault. */
 describe('sandbox consent', () => {

@@ -170,28 +170,28 @@ function cleanEdges(s: string): string {
   );
 }
 
-function escape(s: string): string {
+function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 const BODY_RE = new RegExp(
   `(^|[\\s,])(${[...BODY_MARKERS]
     .sort((a, b) => b.length - a.length)
-    .map(escape)
+    .map(escapeRegExp)
     .join('|')})(?=[\\s:])[:\\s]+`,
   'iu',
 );
 const SUBJECT_RE = new RegExp(
   `(^|[\\s,])(${[...SUBJECT_MARKERS]
     .sort((a, b) => b.length - a.length)
-    .map(escape)
+    .map(escapeRegExp)
     .join('|')})(?=[\\s:])[:\\s]+`,
   'iu',
 );
 const TITLE_RE = new RegExp(
   `(^|[\\s,])(${[...TITLE_MARKERS]
     .sort((a, b) => b.length - a.length)
-    .map(escape)
+    .map(escapeRegExp)
     .join('|')})(?=[\\s:])[:\\s]+`,
   'iu',
 );
@@ -414,14 +414,14 @@ let CLAUSE_VERB_ANY = verbAny(CLAUSE_VERBS);
 let CLAUSE_SPLIT = clauseSplit(CLAUSE_VERBS);
 
 function verbStart(verbs: readonly string[]): RegExp {
-  return new RegExp(`^\\s*(?:please\\s+)?(?:${verbs.map(escape).join('|')})\\b`, 'iu');
+  return new RegExp(`^\\s*(?:please\\s+)?(?:${verbs.map(escapeRegExp).join('|')})\\b`, 'iu');
 }
 function verbAny(verbs: readonly string[]): RegExp {
-  return new RegExp(`\\b(?:${verbs.map(escape).join('|')})\\b`, 'iu');
+  return new RegExp(`\\b(?:${verbs.map(escapeRegExp).join('|')})\\b`, 'iu');
 }
 function clauseSplit(verbs: readonly string[]): RegExp {
   return new RegExp(
-    `\\s*(?:,\\s*(?:and|et|und|y|also)|,|\\s+(?:and|et|und|y|also|plus))\\s+(?=(?:please\\s+|just\\s+|only\\s+|instead\\s+|rather\\s+)?(?:${verbs.map(escape).join('|')})\\b)(?!(?:label|tag)(?:s|ged|led|ed)?\\s+(?:as\\s+)?⟦)`,
+    `\\s*(?:,\\s*(?:and|et|und|y|also)|,|\\s+(?:and|et|und|y|also|plus))\\s+(?=(?:please\\s+|just\\s+|only\\s+|instead\\s+|rather\\s+)?(?:${verbs.map(escapeRegExp).join('|')})\\b)(?!(?:label|tag)(?:s|ged|led|ed)?\\s+(?:as\\s+)?⟦)`,
     'iu',
   );
 }

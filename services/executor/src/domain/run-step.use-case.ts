@@ -1,21 +1,21 @@
-import { coerceToSchema, findAction, findReferences, ReferenceError, resolveReferences, serviceOf } from '@tes/catalog';
+import { coerceToSchema, findAction, findReferences, StepReferenceError, resolveReferences, serviceOf } from '@tes/catalog';
 import { compile, compileDynamic, describeErrors, type StepResult, type StepRun, type TraceStep } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
 import type { Broker } from '@tes/messaging';
-import type { SandboxRepository } from '../sandbox/sandbox.repository.js';
-import type { StepRunRepository } from '../store/step-run.repository.js';
-import type { StepClaimRepository } from '../store/step-claim.repository.js';
-import { serviceLabel } from '../providers/credentials.js';
+import { serviceLabel } from '../provider-api/credentials.js';
 import { checkCustomInput, runCustomAction } from '../tools/custom.tool.js';
 import { actionImpl } from '../tools/registry.js';
 import { AuthorizationRequired, ToolError, TransientError, type ActionImpl, type EngineSettings, type ToolContext } from '../tools/tool.js';
 import { fallbackAdvice, inputAdvice, referenceAdvice, timeoutAdvice } from './failure-advice.js';
+import type { SandboxStore } from './sandbox.js';
+import type { StepClaimStore } from './step-claim.js';
+import type { StepRunStore } from './step-run.js';
 
 export interface RunStepDeps {
-  steps: StepRunRepository;
+  steps: StepRunStore;
   /** When given, a step runs only under a claim: never twice at the same time. */
-  claims?: StepClaimRepository | undefined;
-  sandbox: SandboxRepository;
+  claims?: StepClaimStore | undefined;
+  sandbox: SandboxStore;
   logger: Logger;
   settings: EngineSettings;
   broker?: Broker | undefined;
@@ -39,7 +39,7 @@ class Skip extends Error {}
  *    broker (isInfrastructureError): thrown, the message is redelivered.
  */
 export async function runStep(step: StepRun, deps: RunStepDeps): Promise<StepResult>;
-export async function runStep(step: StepRun, deps: RunStepDeps & { claims: StepClaimRepository }): Promise<StepResult | undefined>;
+export async function runStep(step: StepRun, deps: RunStepDeps & { claims: StepClaimStore }): Promise<StepResult | undefined>;
 /**
  * With `claims`, answers undefined while another executor runs the same step: the
  * caller acknowledges without a result; the holder sends it, or, if the holder died,
@@ -164,7 +164,7 @@ async function resolveInput(step: StepRun, deps: RunStepDeps, schema: object): P
       schema,
     );
   } catch (err) {
-    if (err instanceof ReferenceError) {
+    if (err instanceof StepReferenceError) {
       if (err.skip) throw new Skip(`skipped: ${err.message}`);
       // The first field that does not resolve on its own is the one that failed as a whole.
       const field = Object.keys(step.input).find((k) => {

@@ -1,5 +1,6 @@
 import { Schema, type Connection } from 'mongoose';
 import { isDuplicateKey } from '@tes/store';
+import type { StepClaim, StepClaimLatest, StepClaimStore } from '../domain/step-claim.js';
 
 /**
  * Who runs a step right now. A claim is an insert of `<idempotency key>#<generation>`;
@@ -20,13 +21,7 @@ interface StepClaimDoc {
 const schema = new Schema<StepClaimDoc>({ _id: String, key: String, gen: Number, expires_at: Date }, { versionKey: false });
 schema.index({ key: 1, gen: -1 });
 
-export interface StepClaim {
-  id: string;
-}
-
-export type StepClaimLatest = Pick<StepClaimDoc, 'gen' | 'expires_at'>;
-
-export class StepClaimRepository {
+export class StepClaimRepository implements StepClaimStore {
   private readonly model;
 
   constructor(conn: Connection) {

@@ -1,20 +1,6 @@
 import { Schema, type Connection } from 'mongoose';
-import type { StepResult, TraceStep } from '@tes/contracts';
 import { isDuplicateKey } from '@tes/store';
-
-/** One finished step: the trace entry and the result that was sent back. `_id` is the step's idempotency key. */
-export interface StepRunDoc {
-  _id: string;
-  task_id: string;
-  account_id: string;
-  environment: string;
-  step_index: number;
-  tool: string;
-  action: string;
-  result: StepResult;
-  trace: TraceStep;
-  finished_at: Date;
-}
+import type { StepRunDoc, StepRunStore } from '../domain/step-run.js';
 
 const stepRunSchema = new Schema<StepRunDoc>(
   {
@@ -33,7 +19,7 @@ const stepRunSchema = new Schema<StepRunDoc>(
 );
 stepRunSchema.index({ task_id: 1, step_index: 1 });
 
-export class StepRunRepository {
+export class StepRunRepository implements StepRunStore {
   private readonly model;
 
   constructor(conn: Connection) {

@@ -6,7 +6,7 @@ import { createLogger, type Logger } from '@tes/logger';
 import { Broker } from '@tes/messaging';
 import { connectMongo, ensureIndexes } from '@tes/store';
 import type { RunStepDeps } from '../domain/run-step.use-case.js';
-import { SandboxRepository } from '../sandbox/sandbox.repository.js';
+import { SandboxRepository } from '../store/sandbox.repository.js';
 import { StepRunRepository } from '../store/step-run.repository.js';
 import { DEFAULT_SETTINGS, type EngineSettings } from '../tools/tool.js';
 

@@ -1,6 +1,6 @@
 import { compileDynamic, describeErrors, type StepRun } from '@tes/contracts';
-import { callProvider } from '../providers/provider-http.js';
-import { requireSandboxConnection } from '../sandbox/sandbox-scope.js';
+import { callProvider } from '../provider-api/provider-http.js';
+import { requireSandboxConnection } from './sandbox-scope.js';
 import { customToolOutbound, refusalOf, refusedText } from './ssrf.js';
 import { ToolError, type ToolContext } from './tool.js';
 

@@ -2,7 +2,7 @@ import type { StepRun, WaitingData } from '@tes/contracts';
 import type { TaskFailureCode } from '@tes/errors';
 import type { Logger } from '@tes/logger';
 import type { Broker } from '@tes/messaging';
-import type { SandboxRepository } from '../sandbox/sandbox.repository.js';
+import type { SandboxStore } from '../domain/sandbox.js';
 
 /** Base URLs of the live providers' APIs (env GITHUB_API_URL, SLACK_API_URL, …). */
 export interface ProviderUrls {
@@ -55,7 +55,7 @@ export const DEFAULT_SETTINGS: EngineSettings = {
 export interface ToolEnv {
   settings: EngineSettings;
   logger: Logger;
-  sandbox: SandboxRepository;
+  sandbox: SandboxStore;
   /** For credential.get to the oauth-vault; live steps of connected services need it. */
   broker?: Broker | undefined;
   /** The step's correlation id (the API request id of its task), sent on credential.get. */

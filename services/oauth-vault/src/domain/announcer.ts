@@ -1,7 +1,7 @@
 import { newId, type ConnectionChanged } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
-import type { ConnectionRepository } from '../store/connection.repository.js';
-import type { OutboxDoc, OutboxRepository } from '../store/outbox.repository.js';
+import type { ConnectionStore } from './connection.js';
+import type { OutboxDoc, OutboxStore } from './outbox.js';
 
 /** Publishes one connection.changed event (with broker confirms); implemented over the broker. */
 export interface EventSink {
@@ -15,8 +15,8 @@ export interface EventSink {
  */
 export class Announcer {
   constructor(
-    private readonly outbox: OutboxRepository,
-    private readonly connections: ConnectionRepository,
+    private readonly outbox: OutboxStore,
+    private readonly connections: ConnectionStore,
     private readonly sink: EventSink,
     private readonly logger: Logger,
     /** An event whose change has not landed after this long is abandoned (its writer died or lost). */

@@ -1,6 +1,6 @@
-import { normalizeScopes } from '../providers/provider-registry.js';
-import { ProviderCallError } from '../providers/oauth-client.js';
-import { connectionIdOf } from '../store/connection.repository.js';
+import { normalizeScopes } from '../oauth-providers/provider-registry.js';
+import { ProviderCallError } from '../oauth-providers/oauth-client.js';
+import { connectionIdOf } from './connection.js';
 import { authorizedDoc } from './connection-docs.js';
 import type { VaultDeps } from './deps.js';
 import { redirectUri } from './deps.js';

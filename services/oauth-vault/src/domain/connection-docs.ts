@@ -1,5 +1,5 @@
-import type { ConnectionDoc, ConnectionKey } from '../store/connection.repository.js';
-import type { TokenSet } from '../providers/oauth-client.js';
+import type { ConnectionDoc, ConnectionKey } from './connection.js';
+import type { TokenSet } from '../oauth-providers/oauth-client.js';
 import type { KeyRing } from '@tes/sealing';
 
 /** Timing knobs every connection write needs. */

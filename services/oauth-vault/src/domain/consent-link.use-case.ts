@@ -1,5 +1,5 @@
 import type { ConsentLinkRenew } from '@tes/contracts';
-import type { PendingAuthorizationDoc } from '../store/pending-authorization.repository.js';
+import type { PendingAuthorizationDoc } from './pending-authorization.js';
 import type { VaultDeps } from './deps.js';
 import { InvalidTokenError, shortId, type ConsentClaims, type VerifiedConsent } from './signed-tokens.js';
 import { startAuthorization, type StartOutcome } from './start-authorization.use-case.js';

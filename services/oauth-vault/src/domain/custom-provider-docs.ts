@@ -1,6 +1,6 @@
 import type { ProviderRegister } from '@tes/contracts';
-import { normalizeScopes } from '../providers/provider-registry.js';
-import { customProviderIdOf, type CustomProviderDoc } from '../store/custom-provider.repository.js';
+import { normalizeScopes } from '../oauth-providers/provider-registry.js';
+import { customProviderIdOf, type CustomProviderDoc } from './custom-provider.js';
 import type { KeyRing } from '@tes/sealing';
 
 /** Associated data of a sealed client secret: it only opens on its own (account, environment, service). */

@@ -1,13 +1,13 @@
 import type { Logger } from '@tes/logger';
-import type { OAuthClient } from '../providers/oauth-client.js';
-import type { ProviderResolver } from '../providers/provider-resolver.js';
-import type { ConnectionRepository } from '../store/connection.repository.js';
-import type { CustomProviderRepository } from '../store/custom-provider.repository.js';
-import type { LeaseRepository } from '../store/lease.repository.js';
-import type { PendingAuthorizationRepository } from '../store/pending-authorization.repository.js';
-import type { Announcer } from './announcer.js';
-import type { Schedule } from './connection-docs.js';
+import type { OAuthClient } from '../oauth-providers/oauth-client.js';
+import type { ProviderResolver } from '../oauth-providers/provider-resolver.js';
 import type { KeyRing } from '@tes/sealing';
+import type { Announcer } from './announcer.js';
+import type { ConnectionStore } from './connection.js';
+import type { Schedule } from './connection-docs.js';
+import type { CustomProviderStore } from './custom-provider.js';
+import type { LeaseStore } from './lease.js';
+import type { PendingAuthorizationStore } from './pending-authorization.js';
 import type { TokenSigner } from './signed-tokens.js';
 
 export interface VaultSettings extends Schedule {
@@ -33,10 +33,10 @@ export interface VaultDeps {
   /** Every provider lookup: the deployment's providers, then the account's custom ones. */
   providers: ProviderResolver;
   /** Custom tools' OAuth clients (provider.register / provider.delete). */
-  customProviders: CustomProviderRepository;
-  connections: ConnectionRepository;
-  pending: PendingAuthorizationRepository;
-  leases: LeaseRepository;
+  customProviders: CustomProviderStore;
+  connections: ConnectionStore;
+  pending: PendingAuthorizationStore;
+  leases: LeaseStore;
   announcer: Announcer;
   ring: KeyRing;
   signer: TokenSigner;

@@ -1,7 +1,7 @@
 import type { CredentialGet, CredentialReply } from '@tes/contracts';
-import { coversScopes, normalizeScopes, type Provider } from '../providers/provider-registry.js';
-import { ProviderCallError } from '../providers/oauth-client.js';
-import { connectionIdOf, type ConnectionDoc, type ConnectionKey } from '../store/connection.repository.js';
+import { coversScopes, normalizeScopes, type Provider } from '../oauth-providers/provider-registry.js';
+import { ProviderCallError } from '../oauth-providers/oauth-client.js';
+import { connectionIdOf, type ConnectionDoc, type ConnectionKey } from './connection.js';
 import { openAccessToken } from './connection-docs.js';
 import type { VaultDeps } from './deps.js';
 import { markBroken, refreshConnection } from './refresh-connection.js';

@@ -1,5 +1,5 @@
-import type { ConnectionDoc } from '../store/connection.repository.js';
-import { ProviderCallError } from '../providers/oauth-client.js';
+import type { ConnectionDoc } from './connection.js';
+import { ProviderCallError } from '../oauth-providers/oauth-client.js';
 import { brokenDoc, openRefreshToken, refreshedDoc } from './connection-docs.js';
 import type { VaultDeps } from './deps.js';
 

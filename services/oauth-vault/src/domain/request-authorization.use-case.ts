@@ -1,5 +1,5 @@
 import { newId } from '@tes/contracts';
-import type { ConnectionKey } from '../store/connection.repository.js';
+import type { ConnectionKey } from './connection.js';
 import { consentClaimsOf, issueConsentLink } from './consent-link.use-case.js';
 import type { VaultDeps } from './deps.js';
 

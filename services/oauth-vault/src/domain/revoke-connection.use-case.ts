@@ -1,6 +1,6 @@
 import type { ConnectionView } from '@tes/contracts';
-import type { Provider } from '../providers/provider-registry.js';
-import { connectionIdOf, type ConnectionDoc, type ConnectionKey } from '../store/connection.repository.js';
+import type { Provider } from '../oauth-providers/provider-registry.js';
+import { connectionIdOf, type ConnectionDoc, type ConnectionKey } from './connection.js';
 import { openAccessToken, openRefreshToken, revokedDoc } from './connection-docs.js';
 import type { VaultDeps } from './deps.js';
 import { pickKey } from './request-authorization.use-case.js';

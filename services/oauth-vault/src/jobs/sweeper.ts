@@ -1,5 +1,5 @@
-import type { ConnectionDoc } from '../store/connection.repository.js';
-import { ProviderCallError } from '../providers/oauth-client.js';
+import type { ConnectionDoc } from '../domain/connection.js';
+import { ProviderCallError } from '../oauth-providers/oauth-client.js';
 import { openAccessToken } from '../domain/connection-docs.js';
 import type { VaultDeps } from '../domain/deps.js';
 import { markBroken, refreshConnection } from '../domain/refresh-connection.js';

@@ -1,6 +1,6 @@
 import type { Broker } from '@tes/messaging';
 import type { EventSink } from '../domain/announcer.js';
-import type { OutboxDoc } from '../store/outbox.repository.js';
+import type { OutboxDoc } from '../domain/outbox.js';
 
 /**
  * connection.changed to the orchestrator partition of the account (it resumes or fails the

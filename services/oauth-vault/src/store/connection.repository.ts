@@ -1,55 +1,8 @@
-import { createHash } from 'node:crypto';
 import { Schema, type Connection } from 'mongoose';
 import type { Environment } from '@tes/contracts';
 import { isDuplicateKey } from '@tes/store';
+import type { ConnectionDoc, ConnectionStore, Mutation, MutationResult } from '../domain/connection.js';
 import type { LeaseRepository } from './lease.repository.js';
-
-export type ConnectionStatus = 'connected' | 'broken' | 'revoked';
-
-/** Whose connection: tokens are isolated per (account, environment, user, service). */
-export interface ConnectionKey {
-  account_id: string;
-  environment: Environment;
-  user_id: string;
-  service: string;
-}
-
-/**
- * One user's connection to one service. Tokens are sealed with the key ring (never stored
- * raw); `generation` counts writes: every write is made by the holder of the lease on the next
- * generation, so two writers never overwrite each other (FerretDB has no atomic updates).
- */
-export interface ConnectionDoc extends ConnectionKey {
-  _id: string;
-  generation: number;
-  status: ConnectionStatus;
-  scopes: string[];
-  access_token_enc: string | null;
-  refresh_token_enc: string | null;
-  /** Key id both sealed tokens are written with (re-encryption finds old ones by it). */
-  key_id: string | null;
-  token_type: string | null;
-  /** When the access token expires; null: the provider did not say (it does not expire). */
-  expires_at: Date | null;
-  /** The access token's lifetime as issued (`expires_in`): refresh margins are capped at half of it. */
-  lifetime_s: number | null;
-  /** First connection, kept across re-authorizations. */
-  created_at: Date;
-  /** Last completed consent: the `connected_at` of the public view. */
-  authorized_at: Date;
-  refreshed_at: Date | null;
-  /** When the background sweep refreshes it; null: nothing to refresh. */
-  next_refresh_at: Date | null;
-  /** When the health probe looks at it next; null: not probed. */
-  next_probe_at: Date | null;
-  last_probe_at: Date | null;
-  broken_at: Date | null;
-  broken_reason: string | null;
-  revoked_at: Date | null;
-  /** The connection.changed event (outbox id) announcing the last authorization or revocation. */
-  last_event_id: string | null;
-  updated_at: Date;
-}
 
 const connectionSchema = new Schema<ConnectionDoc>(
   {
@@ -86,30 +39,6 @@ connectionSchema.index({ next_refresh_at: 1 });
 connectionSchema.index({ next_probe_at: 1 });
 connectionSchema.index({ key_id: 1 });
 
-/** Stable id of a connection: a hash, so user ids of any shape make a short, safe `_id`. */
-export function connectionIdOf(key: ConnectionKey): string {
-  const h = createHash('sha256')
-    .update(JSON.stringify([key.account_id, key.environment, key.user_id, key.service]))
-    .digest('base64url');
-  return `conn_${h.slice(0, 32)}`;
-}
-
-export interface Mutation {
-  /** Cheap check on the latest document, without the lease: is a write still wanted? */
-  needed(doc: ConnectionDoc | null): boolean;
-  /**
-   * Runs under the lease of the next generation, on the latest document: the new document,
-   * or null to change nothing. May call the provider (a refresh): the lease makes it the only one.
-   */
-  apply(doc: ConnectionDoc | null): Promise<Omit<ConnectionDoc, 'generation'> | null>;
-}
-
-export interface MutationResult {
-  doc: ConnectionDoc | null;
-  /** This call wrote the document. */
-  changed: boolean;
-}
-
 export class LeaseLostError extends Error {
   constructor(id: string) {
     super(`the write lease of ${id} expired before the write`);
@@ -117,7 +46,7 @@ export class LeaseLostError extends Error {
   }
 }
 
-export class ConnectionRepository {
+export class ConnectionRepository implements ConnectionStore {
   readonly model;
 
   constructor(

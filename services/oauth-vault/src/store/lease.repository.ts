@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Schema, type Connection } from 'mongoose';
 import { claim } from '@tes/store';
+import type { LeaseStore } from '../domain/lease.js';
 
 /**
  * Leases, single-use markers and sweep claims: all inserts into the unique `_id` index of
@@ -43,7 +44,7 @@ export interface Lease {
 
 export const CLAIMS_COLLECTION = 'claims';
 
-export class LeaseRepository {
+export class LeaseRepository implements LeaseStore {
   private readonly model;
   private readonly holder = `h_${randomBytes(6).toString('hex')}`;
 

@@ -1,19 +1,7 @@
 import { Schema, type Connection } from 'mongoose';
 import type { Environment } from '@tes/contracts';
-import type { ConnectionKey } from './connection.repository.js';
-
-/**
- * What an `auth_url` stands for: a user is asked to connect a service with these scopes
- * (the union of what they granted and what a task needs). Written once, never updated.
- */
-export interface PendingAuthorizationDoc extends ConnectionKey {
-  _id: string;
-  scopes: string[];
-  /** The task that first needed it (for the operator; any task of the user resumes). */
-  task_id: string;
-  created_at: Date;
-  expires_at: Date;
-}
+import type { ConnectionKey } from '../domain/connection.js';
+import type { AuthAttemptDoc, PendingAuthorizationDoc, PendingAuthorizationStore } from '../domain/pending-authorization.js';
 
 const pendingSchema = new Schema<PendingAuthorizationDoc>(
   {
@@ -32,18 +20,6 @@ const pendingSchema = new Schema<PendingAuthorizationDoc>(
 pendingSchema.index({ account_id: 1, environment: 1, user_id: 1, service: 1, expires_at: -1 });
 pendingSchema.index({ expires_at: 1 });
 
-/**
- * One consent attempt, made when the browser opens the `auth_url`: the PKCE verifier (sealed)
- * that the state's `jti` refers to. Written once, read once by the callback.
- */
-export interface AuthAttemptDoc {
-  _id: string;
-  pending_id: string;
-  code_verifier_enc: string | null;
-  created_at: Date;
-  expires_at: Date;
-}
-
 const attemptSchema = new Schema<AuthAttemptDoc>(
   {
     _id: String,
@@ -56,7 +32,7 @@ const attemptSchema = new Schema<AuthAttemptDoc>(
 );
 attemptSchema.index({ expires_at: 1 });
 
-export class PendingAuthorizationRepository {
+export class PendingAuthorizationRepository implements PendingAuthorizationStore {
   private readonly pending;
   private readonly attempts;
 

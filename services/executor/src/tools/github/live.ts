@@ -1,7 +1,7 @@
 import type { AxiosResponse } from 'axios';
 import { findAction } from '@tes/catalog';
 import { ToolError, type ActionImpl, type ToolContext } from '../tool.js';
-import { callProvider, classifyHttp, messageOf, retryAfterMs, type Verdict } from '../../providers/provider-http.js';
+import { callProvider, classifyHttp, messageOf, retryAfterMs, type Verdict } from '../../provider-api/provider-http.js';
 
 /**
  * GitHub REST API v3 (GITHUB_API_URL, default https://api.github.com). GitHub takes no

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { text, ToolError, type ActionImpl, type ToolContext } from '../tool.js';
-import { SANDBOX_HOST, sandboxScope } from '../../sandbox/sandbox-scope.js';
-import type { SandboxDoc } from '../../sandbox/sandbox.repository.js';
+import { SANDBOX_HOST, sandboxScope } from '../sandbox-scope.js';
+import type { SandboxDoc } from '../../domain/sandbox.js';
 
 /**
  * A simulated GitHub: any repository exists; issues, comments, labels, pull requests and

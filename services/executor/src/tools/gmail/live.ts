@@ -1,8 +1,8 @@
 import addresses from 'email-addresses';
 import { findAction } from '@tes/catalog';
 import { text, type ActionImpl, type ToolContext } from '../tool.js';
-import { classifyGoogle } from '../../providers/google.js';
-import { callProvider } from '../../providers/provider-http.js';
+import { classifyGoogle } from '../../provider-api/google.js';
+import { callProvider } from '../../provider-api/provider-http.js';
 
 /** Gmail API v1 (GMAIL_API_URL). Gmail takes no idempotency key for messages.send or drafts.create. */
 function call<T>(

@@ -1,6 +1,6 @@
 import { gmailQuery, replyRecipients, replySubject } from './live.js';
 import { text, ToolError, type ActionImpl } from '../tool.js';
-import { sandboxId, sandboxScope } from '../../sandbox/sandbox-scope.js';
+import { sandboxId, sandboxScope } from '../sandbox-scope.js';
 
 /**
  * A simulated mailbox: one welcome message, plus every email the user sends or replies

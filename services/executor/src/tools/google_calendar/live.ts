@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { findAction } from '@tes/catalog';
 import { DateTime } from 'luxon';
 import { text, ToolError, type ActionImpl, type ToolContext } from '../tool.js';
-import { classifyGoogle } from '../../providers/google.js';
-import { callProvider } from '../../providers/provider-http.js';
+import { classifyGoogle } from '../../provider-api/google.js';
+import { callProvider } from '../../provider-api/provider-http.js';
 
 /**
  * Google Calendar API v3 (GOOGLE_CALENDAR_API_URL). Creating an event is made

@@ -2,12 +2,12 @@ import { DateTime } from 'luxon';
 import * as rruleModule from 'rrule';
 import { availability, eventIdFor, eventZone, type Period } from './live.js';
 import { text, type ActionImpl, type ToolContext } from '../tool.js';
-import { SANDBOX_HOST, sandboxScope } from '../../sandbox/sandbox-scope.js';
+import { SANDBOX_HOST, sandboxScope } from '../sandbox-scope.js';
 
 // rrule is CommonJS: Node's ESM loader sees its exports only as `default`, the tests' CommonJS as the module itself.
 const { rrulestr } = (rruleModule as unknown as { default?: typeof rruleModule }).default ?? rruleModule;
 
-type Event = Record<string, unknown>;
+type CalendarEvent = Record<string, unknown>;
 
 /**
  * The occurrences of an event overlapping [min, max): the event itself, or each instance of its
@@ -15,7 +15,7 @@ type Event = Record<string, unknown>;
  * places in the zone), so a weekly 10:00 Europe/Berlin stays at 10:00 across daylight saving.
  * Instances are named as Google names them: `<event id>_<start, UTC basic format>`.
  */
-export function occurrences(e: Event, min: number, max: number): Event[] {
+export function occurrences(e: CalendarEvent, min: number, max: number): CalendarEvent[] {
   const start = Date.parse(text(e['start']));
   const duration = Date.parse(text(e['end'])) - start;
   const lines = e['recurrence'] as string[] | undefined;
@@ -53,7 +53,7 @@ export function occurrences(e: Event, min: number, max: number): Event[] {
     }));
 }
 
-async function eventsIn(ctx: ToolContext, calendar: string, min: number, max: number): Promise<Event[]> {
+async function eventsIn(ctx: ToolContext, calendar: string, min: number, max: number): Promise<CalendarEvent[]> {
   const scope = await sandboxScope(ctx, 'google_calendar');
   return (await ctx.env.sandbox.list(scope, 'event', calendar))
     .flatMap((d) => occurrences(d.data, min, max))

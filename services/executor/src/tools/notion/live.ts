@@ -1,6 +1,6 @@
 import { findAction } from '@tes/catalog';
 import { text, ToolError, type ActionImpl, type ToolContext } from '../tool.js';
-import { callProvider, classifyHttp, messageOf } from '../../providers/provider-http.js';
+import { callProvider, classifyHttp, messageOf } from '../../provider-api/provider-http.js';
 import { blocksText, paragraphBlocks, propertyCondition, type NBlock, type NProperty } from './content.js';
 
 /**

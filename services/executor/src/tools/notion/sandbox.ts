@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { text, type ActionImpl, type ToolContext } from '../tool.js';
-import { SANDBOX_HOST, sandboxScope } from '../../sandbox/sandbox-scope.js';
+import { SANDBOX_HOST, sandboxScope } from '../sandbox-scope.js';
 import { paragraphBlocks } from './content.js';
 
 /**

@@ -2,7 +2,7 @@ import type { AxiosResponse } from 'axios';
 import { findAction } from '@tes/catalog';
 import { text, ToolError, type ActionImpl, type ToolContext } from '../tool.js';
 import { notFound, slackFailure } from './errors.js';
-import { callProvider, classifyHttp, retryAfterMs, type Verdict } from '../../providers/provider-http.js';
+import { callProvider, classifyHttp, retryAfterMs, type Verdict } from '../../provider-api/provider-http.js';
 
 /**
  * Slack Web API (SLACK_API_URL, default https://slack.com/api). Slack answers most

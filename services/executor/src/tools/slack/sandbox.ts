@@ -1,5 +1,5 @@
 import { text, type ActionImpl, type ToolContext } from '../tool.js';
-import { sandboxScope } from '../../sandbox/sandbox-scope.js';
+import { sandboxScope } from '../sandbox-scope.js';
 import { slackFailure } from './errors.js';
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
-import { normalizeScopes } from '../../providers/provider-registry.js';
-import { connectionIdOf } from '../../store/connection.repository.js';
+import { normalizeScopes } from '../../oauth-providers/provider-registry.js';
+import { connectionIdOf } from '../../domain/connection.js';
 import type { VaultDeps } from '../../domain/deps.js';
 import { requestAuthorization } from '../../domain/request-authorization.use-case.js';
 import { listConnections, revokeConnection } from '../../domain/revoke-connection.use-case.js';

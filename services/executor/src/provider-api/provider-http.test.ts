@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import type { StepRun } from '@tes/contracts';
 import { createLogger } from '@tes/logger';
-import type { SandboxRepository } from '../sandbox/sandbox.repository.js';
+import type { SandboxStore } from '../domain/sandbox.js';
 import { DEFAULT_SETTINGS, ToolError, type ToolContext } from '../tools/tool.js';
 import { classifyGoogle } from './google.js';
 import { callProvider, type ProviderRequest } from './provider-http.js';
@@ -39,7 +39,7 @@ describe('callProvider: what a refused request tells the user', () => {
       env: {
         settings: { ...DEFAULT_SETTINGS, maxAttempts: 1 },
         logger: createLogger({ service: 'provider-http-test', stream: new PassThrough(), level: 'error' }),
-        sandbox: {} as SandboxRepository,
+        sandbox: {} as SandboxStore,
       },
     };
   }

@@ -1,6 +1,6 @@
 import { openClientSecret } from '../domain/custom-provider-docs.js';
 import type { KeyRing } from '@tes/sealing';
-import type { CustomProviderDoc, CustomProviderRepository, ProviderScope } from '../store/custom-provider.repository.js';
+import type { CustomProviderDoc, CustomProviderStore, ProviderScope } from '../domain/custom-provider.js';
 import { CUSTOM_DEFAULTS, type Provider, type ProviderRegistry } from './provider-registry.js';
 
 /**
@@ -13,7 +13,7 @@ export class ProviderResolver {
   constructor(
     /** The deployment's providers (built-in and env-declared). */
     readonly registry: ProviderRegistry,
-    private readonly custom: CustomProviderRepository,
+    private readonly custom: CustomProviderStore,
     private readonly ring: KeyRing,
   ) {}
 

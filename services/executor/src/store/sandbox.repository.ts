@@ -1,22 +1,6 @@
 import { Schema, type Connection } from 'mongoose';
 import { isDuplicateKey } from '@tes/store';
-
-/**
- * State of the simulated providers used with test keys: one world per account, user
- * and service (`scope`). Objects a step creates are keyed by the step's idempotency key,
- * so a step run twice (crash, redelivery) creates its object once. Sequence numbers
- * (issue #1, #2 …) are claimed by inserting a counter document: no read-then-write.
- */
-export interface SandboxDoc {
-  _id: string;
-  scope: string;
-  kind: string;
-  /** What the object belongs to: a repository, a channel, a calendar, a database. */
-  container: string;
-  seq: number;
-  data: Record<string, unknown>;
-  created_at: Date;
-}
+import type { SandboxDoc, SandboxStore } from '../domain/sandbox.js';
 
 const sandboxSchema = new Schema<SandboxDoc>(
   {
@@ -34,15 +18,17 @@ sandboxSchema.index({ scope: 1, kind: 1, container: 1, seq: -1 });
 
 const COUNTER = 'counter';
 
-export class SandboxRepository {
+/**
+ * State of the simulated providers used with test keys: one world per account, user
+ * and service (`scope`). Objects a step creates are keyed by the step's idempotency key,
+ * so a step run twice (crash, redelivery) creates its object once. Sequence numbers
+ * (issue #1, #2 …) are claimed by inserting a counter document: no read-then-write.
+ */
+export class SandboxRepository implements SandboxStore {
   private readonly model;
 
   constructor(conn: Connection) {
     this.model = conn.model<SandboxDoc>('SandboxObject', sandboxSchema, 'sandbox_objects');
-  }
-
-  static scope(accountId: string, userId: string | null, service: string): string {
-    return `${accountId}:${userId ?? '-'}:${service}`;
   }
 
   /**

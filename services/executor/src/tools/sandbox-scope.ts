@@ -1,7 +1,6 @@
 import { findAction } from '@tes/catalog';
-import { accessToken } from '../providers/credentials.js';
-import type { ToolContext } from '../tools/tool.js';
-import { SandboxRepository } from './sandbox.repository.js';
+import { accessToken } from '../provider-api/credentials.js';
+import type { ToolContext } from './tool.js';
 
 /**
  * The sandbox world of the step's account, user and service. The user must have connected
@@ -10,7 +9,8 @@ import { SandboxRepository } from './sandbox.repository.js';
  */
 export async function sandboxScope(ctx: ToolContext, service: string): Promise<string> {
   await requireSandboxConnection(ctx, service, findAction(ctx.step.tool, ctx.step.action)?.scopes ?? []);
-  return SandboxRepository.scope(ctx.step.account_id, ctx.step.user_id, service);
+  // One world per account, user ('-' for none) and service.
+  return `${ctx.step.account_id}:${ctx.step.user_id ?? '-'}:${service}`;
 }
 
 /** Without SANDBOX_AUTO_CONNECT, throws AuthorizationRequired (the task waits) until the user has allowed the sandbox connection. */
