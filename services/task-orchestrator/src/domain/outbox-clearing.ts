@@ -77,7 +77,9 @@ export class OutboxClearing {
   }
 
   private async clear(mem: PartitionMemory, list: PublishedOutbox[]): Promise<void> {
-    await this.tasks.clearOutboxes(list).catch((e: unknown) => this.logger.warn('clearing published outboxes failed', { error: String(e) }));
+    await this.tasks
+      .clearOutboxes(list)
+      .catch((e: unknown) => this.logger.warn('clearing published outboxes failed', { error: String(e) }));
     for (const p of list) mem.outboxCleared(p.id, p.version);
   }
 

@@ -23,7 +23,10 @@ export function planCreate(cmd: TaskCreate, custom: readonly ToolView[]): Create
   const tool = findTool(outcome.plan.tool, catalog);
   if (!tool) return { ok: false, reply: refusalReply(noTool(`The plan's tool ${outcome.plan.tool} is not in the catalog`)) };
   if (tool.service && !cmd.user_id) {
-    return { ok: false, reply: errorReply('invalid_request', `user_id is required: tool ${tool.name} acts on a user's ${tool.service} account`) };
+    return {
+      ok: false,
+      reply: errorReply('invalid_request', `user_id is required: tool ${tool.name} acts on a user's ${tool.service} account`),
+    };
   }
   return { ok: true, plan: outcome.plan, tool };
 }

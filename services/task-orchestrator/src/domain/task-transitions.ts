@@ -157,7 +157,11 @@ export function applyStepResult(task: Task, res: StepResult, ctx: TransitionCont
  * A user's consent flow for the service the task waits on ended. Authorized: the task resumes from
  * the step that needed it. Denied: it fails, recoverably. A revoked connection changes no task.
  */
-export function applyConnectionChange(task: Task, ev: Pick<ConnectionChanged, 'outcome' | 'service'>, ctx: TransitionContext): Task | undefined {
+export function applyConnectionChange(
+  task: Task,
+  ev: Pick<ConnectionChanged, 'outcome' | 'service'>,
+  ctx: TransitionContext,
+): Task | undefined {
   if (task.status !== 'waiting' || task.waiting_on?.service !== ev.service || ev.outcome === 'revoked') return undefined;
   const next = draft(task);
   next.waiting_on = null;
@@ -218,7 +222,10 @@ export function cancelTask(
   next.status = 'cancelled';
   next.cancelled_at = ctx.now.toISOString();
   emit(next, 'cancelled');
-  return { reply: { ok: true, version: next.version, task: { id: next._id, status: 'cancelled', cancelled_at: next.cancelled_at } }, task: next };
+  return {
+    reply: { ok: true, version: next.version, task: { id: next._id, status: 'cancelled', cancelled_at: next.cancelled_at } },
+    task: next,
+  };
 }
 
 /** How long the current step has gone without a result since it was first sent; NaN for a task stored before that was recorded. */
@@ -265,7 +272,11 @@ function fail(task: Task, error: NonNullable<Task['error']>, ctx: TransitionCont
 function start(task: Task, ctx: TransitionContext): void {
   const workflow = task.workflow ?? [];
   if (workflow.length === 0) {
-    return fail(task, { code: 'no_matching_tool', message: 'No workflow could be generated for the prompt', tool: task.tool, recoverable: false }, ctx);
+    return fail(
+      task,
+      { code: 'no_matching_tool', message: 'No workflow could be generated for the prompt', tool: task.tool, recoverable: false },
+      ctx,
+    );
   }
   if (workflow.length > WORKFLOW_MAX_STEPS) {
     return fail(

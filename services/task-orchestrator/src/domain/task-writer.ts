@@ -1,4 +1,12 @@
-import { TERMINAL_STATUSES, type ConnectionChanged, type StepResult, type TaskCancel, type TaskCreate, type TaskReply, type ToolView } from '@tes/contracts';
+import {
+  TERMINAL_STATUSES,
+  type ConnectionChanged,
+  type StepResult,
+  type TaskCancel,
+  type TaskCreate,
+  type TaskReply,
+  type ToolView,
+} from '@tes/contracts';
 import type { Logger } from '@tes/logger';
 import { Admission } from './admission.js';
 import { OutboxClearing } from './outbox-clearing.js';
