@@ -54,8 +54,7 @@ function created(steps: WorkflowStep[] = [echo], opts: { admitted?: boolean; mod
 /** The task after its outbox was published (what the writer keeps). */
 const sent = (task: Task): Task => ({ ...task, outbox: [] });
 
-const events = (task: Task) =>
-  task.outbox.filter((m): m is OutboxMessage<'task.event'> => m.type === 'task.event').map((m) => m.data);
+const events = (task: Task) => task.outbox.filter((m): m is OutboxMessage<'task.event'> => m.type === 'task.event').map((m) => m.data);
 const kinds = (task: Task) => events(task).map((e) => e.kind);
 const stepRuns = (task: Task) => task.outbox.filter((m): m is OutboxMessage<'step.run'> => m.type === 'step.run').map((m) => m.data);
 
