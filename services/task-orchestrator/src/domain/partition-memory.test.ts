@@ -1,9 +1,9 @@
-import type { TaskDoc } from '../store/task.repository.js';
 import { PartitionMemory, type Attachment } from './partition-memory.js';
+import type { Task } from './task.js';
 
 const attachment = (id: number): Attachment & { open: boolean } => ({ id, open: true });
 
-function task(id: string, status: TaskDoc['status'] = 'running'): TaskDoc {
+function task(id: string, status: Task['status'] = 'running'): Task {
   return {
     _id: id,
     account_id: 'acct_1',
@@ -19,7 +19,6 @@ function task(id: string, status: TaskDoc['status'] = 'running'): TaskDoc {
     outputs: [],
     concurrency_limit: 5,
     version: 1,
-    updated_at: new Date(0),
     outbox: [],
   };
 }
@@ -30,11 +29,11 @@ describe('partition memory', () => {
     const mem = new PartitionMemory();
     const a = attachment(1);
     mem.enter(a);
-    mem.setActiveCounts('acct_1', { running: 2, pending: 1 });
+    mem.counts.set('acct_1', { running: 2, pending: 1 });
     mem.setCustomTools('acct_1', 'test', []);
     mem.wrote(task('task_1'));
     mem.enter(a);
-    expect(mem.activeCounts('acct_1')).toEqual({ running: 2, pending: 1 });
+    expect(mem.counts.get('acct_1')).toEqual({ running: 2, pending: 1 });
     expect(mem.customTools('acct_1', 'test')).toEqual([]);
     expect(mem.doc('task_1')?._id).toBe('task_1');
     expect(mem.valid).toBe(true);
@@ -43,12 +42,12 @@ describe('partition memory', () => {
   it('forgets everything when a message comes on another attachment (it may have just become active)', () => {
     const mem = new PartitionMemory();
     mem.enter(attachment(1));
-    mem.setActiveCounts('acct_1', { running: 2, pending: 0 });
+    mem.counts.set('acct_1', { running: 2, pending: 0 });
     mem.setCustomTools('acct_1', 'test', []);
     mem.wrote(task('task_1'));
     mem.outboxPublished('task_1', 1);
     mem.enter(attachment(2));
-    expect(mem.activeCounts('acct_1')).toBeUndefined();
+    expect(mem.counts.get('acct_1')).toBeUndefined();
     expect(mem.customTools('acct_1', 'test')).toBeUndefined();
     expect(mem.doc('task_1')).toBeUndefined();
     expect(mem.isPublished('task_1', 1)).toBe(false);
@@ -60,18 +59,6 @@ describe('partition memory', () => {
     mem.enter(a);
     a.open = false;
     expect(mem.valid).toBe(false);
-  });
-
-  it('follows admission counts through status changes, and drops them rather than go negative', () => {
-    const mem = new PartitionMemory();
-    mem.enter(attachment(1));
-    mem.setActiveCounts('acct_1', { running: 1, pending: 0 });
-    mem.moved('acct_1', undefined, 'pending');
-    mem.moved('acct_1', 'running', 'complete');
-    mem.moved('acct_1', 'pending', 'running');
-    expect(mem.activeCounts('acct_1')).toEqual({ running: 1, pending: 0 });
-    mem.moved('acct_1', 'pending', 'cancelled');
-    expect(mem.activeCounts('acct_1')).toBeUndefined();
   });
 
   it('forgets the custom tools of an account environment on tool.register or tool.delete', () => {

@@ -1,5 +1,7 @@
-import { TERMINAL_STATUSES, type Environment, type TaskStatus, type ToolView } from '@tes/contracts';
-import type { TaskDoc } from '../store/task.repository.js';
+import { TERMINAL_STATUSES, type Environment, type ToolView } from '@tes/contracts';
+import { AdmissionCounts } from './admission.js';
+import { setBounded } from './bounded-map.js';
+import type { Task } from './task.js';
 
 /** The consumer attachment a message came on (see @tes/messaging's ConsumerAttachment). */
 export interface Attachment {
@@ -14,21 +16,9 @@ export interface PublishedOutbox {
   ended: boolean;
 }
 
-export interface ActiveCounts {
-  running: number;
-  pending: number;
-}
-
 /** Entries kept per partition and kind; beyond that the oldest is forgotten (and read again when needed). */
 const MAX_DOCS = 256;
 const MAX_ACCOUNTS = 2048;
-
-/** Sets a key, forgetting the oldest key once the map holds more than `max`. */
-function bounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > max) map.delete(map.keys().next().value as K);
-}
 
 /**
  * What the active writer of one orchestrator partition knows beyond the database, so that
@@ -47,19 +37,16 @@ function bounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
  */
 export class PartitionMemory {
   private attachment: Attachment | undefined;
-  private readonly counts = new Map<string, ActiveCounts>();
+  /** The running and pending counts of the partition's accounts (admission). */
+  readonly counts = new AdmissionCounts();
   private readonly tools = new Map<string, readonly ToolView[]>();
-  private readonly docs = new Map<string, TaskDoc>();
+  private readonly docs = new Map<string, Task>();
   /**
    * Task id → version whose outbox was published and is still in the stored document, whether
    * the task had ended, and whether a clear of it is under way.
    */
   private readonly published = new Map<string, { version: number; ended: boolean; clearing: boolean }>();
   private chain: Promise<unknown> = Promise.resolve();
-  /** A pending clear of published outboxes. */
-  timer: NodeJS.Timeout | undefined;
-  /** The clears of ended tasks' outboxes under way outside the partition's turn (one batch at a time). */
-  endedClears: Promise<void> = Promise.resolve();
 
   /** Runs `fn` after everything queued before it on this partition (messages, outbox clears). */
   run<T>(fn: () => Promise<T>): Promise<T> {
@@ -87,36 +74,12 @@ export class PartitionMemory {
     this.published.clear();
   }
 
-  activeCounts(accountId: string): ActiveCounts | undefined {
-    return this.counts.get(accountId);
-  }
-
-  setActiveCounts(accountId: string, counts: ActiveCounts): void {
-    bounded(this.counts, accountId, { ...counts }, MAX_ACCOUNTS);
-  }
-
-  /** A stored task of the account went from `from` (undefined: it is new) to `to`. */
-  moved(accountId: string, from: TaskStatus | undefined, to: TaskStatus): void {
-    const c = this.counts.get(accountId);
-    if (!c || from === to) return;
-    if (from === 'running') c.running--;
-    if (from === 'pending') c.pending--;
-    if (to === 'running') c.running++;
-    if (to === 'pending') c.pending++;
-    if (c.running < 0 || c.pending < 0) this.counts.delete(accountId); // cannot happen; read again rather than trust it
-  }
-
-  /** Not sure how a write changed the account's counts: read them again next time. */
-  unsureOf(accountId: string): void {
-    this.counts.delete(accountId);
-  }
-
   customTools(accountId: string, environment: Environment): readonly ToolView[] | undefined {
     return this.tools.get(`${accountId}:${environment}`);
   }
 
   setCustomTools(accountId: string, environment: Environment, tools: readonly ToolView[]): void {
-    bounded(this.tools, `${accountId}:${environment}`, tools, MAX_ACCOUNTS);
+    setBounded(this.tools, `${accountId}:${environment}`, tools, MAX_ACCOUNTS);
   }
 
   /** A tool.register or tool.delete of the account environment: read its tools again. */
@@ -125,15 +88,15 @@ export class PartitionMemory {
   }
 
   /** A copy of the task as last written by this writer, if known. */
-  doc(id: string): TaskDoc | undefined {
+  doc(id: string): Task | undefined {
     const d = this.docs.get(id);
     return d && structuredClone(d);
   }
 
   /** Remembers the task as just written (a copy); finished tasks are forgotten. */
-  wrote(doc: TaskDoc): void {
+  wrote(doc: Task): void {
     if (TERMINAL_STATUSES.includes(doc.status)) this.docs.delete(doc._id);
-    else bounded(this.docs, doc._id, structuredClone(doc), MAX_DOCS);
+    else setBounded(this.docs, doc._id, structuredClone(doc), MAX_DOCS);
   }
 
   /** The outbox stored with `version` has been published (and confirmed); `ended`: the task is complete, failed or cancelled. */

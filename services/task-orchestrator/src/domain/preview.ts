@@ -1,5 +1,5 @@
 import { findAction, hasReference, type ToolDef } from '@tes/catalog';
-import type { WorkflowStep } from '../store/task.repository.js';
+import type { WorkflowStep } from './task.js';
 
 /** One step of a test-mode preview: what it would do, its side-effect class and the required inputs it lacks. */
 export interface PreviewStep {

@@ -1,7 +1,7 @@
 import { BUILT_IN_TOOLS } from '@tes/catalog';
 import type { ToolDelete, ToolListRequest, ToolRegister } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
-import type { ToolRepository } from '../store/tool.repository.js';
+import type { ToolStore } from './ports.js';
 
 type Reply = (body: object) => Promise<void>;
 
@@ -14,7 +14,7 @@ export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set(BUILT_IN_TOOLS.f
  */
 export class ToolAdmin {
   constructor(
-    private readonly tools: ToolRepository,
+    private readonly tools: ToolStore,
     private readonly logger: Logger,
   ) {}
 

@@ -1,5 +1,5 @@
 import type { Broker } from '@tes/messaging';
-import type { TaskDoc } from '../store/task.repository.js';
+import type { Task } from '../domain/task.js';
 
 /**
  * Publishes a task's outbox with confirms, in order. Clearing it in the database is the
@@ -7,7 +7,7 @@ import type { TaskDoc } from '../store/task.repository.js';
  * A crash in between republishes on reconcile: consumers dedup by message id.
  */
 export function outboxRelay(broker: Broker, onStatus?: (status: string) => void) {
-  return async (doc: TaskDoc): Promise<void> => {
+  return async (doc: Task): Promise<void> => {
     // Published back to back on one channel (so in order), confirms awaited together.
     await Promise.all(
       doc.outbox.map((msg) =>

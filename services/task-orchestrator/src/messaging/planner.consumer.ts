@@ -3,7 +3,7 @@ import type { Logger } from '@tes/logger';
 import type { Broker, Delivery } from '@tes/messaging';
 import { DEFAULT_LLM_TIMEOUT_MS, planWithLlm, type LlmPlannerOptions } from '@tes/planner';
 import { catalogWith } from '../domain/custom-tools.js';
-import { refusalReply } from '../domain/task-writer.js';
+import { refusalReply } from '../domain/task-replies.js';
 import type { ToolRepository } from '../store/tool.repository.js';
 
 /** Time kept, out of the requester's wait, for the plan's way back through the partition (insert and answer). */

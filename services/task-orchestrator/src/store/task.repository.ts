@@ -1,68 +1,22 @@
 import { Schema, type Connection } from 'mongoose';
-import type { Environment, MessageDataMap, MessageType, PlannerInfoData, TaskError, TaskStatus, ToolView } from '@tes/contracts';
+import type { Environment } from '@tes/contracts';
 import { isDuplicateKey } from '@tes/store';
+import type { TaskStore } from '../domain/ports.js';
+import type { ActiveCounts, Task } from '../domain/task.js';
 
-export interface WorkflowStep {
-  tool: string;
-  action: string;
-  input: Record<string, unknown>;
-}
-
-export interface OutboxMessage<T extends MessageType = MessageType> {
-  id: string;
-  type: T;
-  data: MessageDataMap[T];
-  partition_key?: string;
-  /** The X-Request-Id of the HTTP request that created the task, carried by every message. */
-  correlation_id?: string;
-}
-
-/** The task aggregate. Only the partition consumer of its account writes it. */
-export interface TaskDoc {
-  _id: string;
-  account_id: string;
-  environment: Environment;
-  user_id: string | null;
-  prompt: string;
-  metadata: Record<string, unknown>;
-  mode: 'live' | 'test';
-  status: TaskStatus;
-  tool: string;
-  created_at: string;
-  started_at?: string;
-  completed_at?: string;
-  failed_at?: string;
-  cancelled_at?: string;
-  result?: Record<string, unknown>;
-  error?: TaskError;
-  /** The plan, recorded at create (absent only for tasks stored before that, or a crash case). */
-  workflow?: WorkflowStep[];
-  /** Which planner made the plan (shown in the trace). */
-  planner?: PlannerInfoData;
-  /** The custom tools the workflow uses, as they were when it was planned. */
-  custom_tools?: ToolView[];
-  /** Set while `waiting`: the user's service connection the current step needs. */
-  waiting_on?: { service: string } | null;
-  /** Index of the step running now (or next to run). */
-  current_step: number;
-  /**
-   * When the current step was first sent (at the start, after the previous step, or on resuming
-   * after consent); re-dispatching a stalled step keeps it. The stall give-up counts from here.
-   */
-  step_dispatched_at?: string;
-  outputs: Record<string, unknown>[];
-  concurrency_limit: number;
-  /** The X-Request-Id of the create request: on every message and log line about the task. */
-  correlation_id?: string;
-  version: number;
+/** A task as stored: with when it was last written and whether its stored outbox holds messages. */
+export interface TaskDoc extends Task {
   updated_at: Date;
-  /** Messages to publish; cleared by the same writer once confirmed. */
-  outbox: OutboxMessage[];
   /**
-   * Whether the stored outbox holds messages (set on every write): an equality the reaper's query
-   * can use an index for, where `outbox.0 $exists` read every task (1.4 s per sweep at 12k tasks on FerretDB).
+   * Set on every write: an equality the reaper's query can use an index for, where
+   * `outbox.0 $exists` read every task (1.4 s per sweep at 12k tasks on FerretDB).
    */
   has_outbox?: boolean;
+}
+
+/** The document a write stores: the task, stamped. */
+function stamped(task: Task): TaskDoc {
+  return { ...task, updated_at: new Date(), has_outbox: task.outbox.length > 0 };
 }
 
 const taskSchema = new Schema<TaskDoc>(
@@ -81,7 +35,7 @@ taskSchema.index({ status: 1, updated_at: 1 });
 taskSchema.index({ account_id: 1, status: 1, user_id: 1 });
 taskSchema.index({ has_outbox: 1, updated_at: 1 });
 
-export class TaskRepository {
+export class TaskRepository implements TaskStore {
   private readonly model;
   /** Tasks written before `has_outbox` existed are found by one full query, the first time. */
   private legacyOutboxesChecked = false;
@@ -95,10 +49,9 @@ export class TaskRepository {
   }
 
   /** False when a task with this id exists already (a redelivered create). */
-  async insert(doc: TaskDoc): Promise<boolean> {
-    doc.has_outbox = doc.outbox.length > 0;
+  async insert(task: Task): Promise<boolean> {
     try {
-      await this.model.collection.insertOne(doc as never);
+      await this.model.collection.insertOne(stamped(task) as never);
       return true;
     } catch (err) {
       if (isDuplicateKey(err)) return false;
@@ -107,10 +60,8 @@ export class TaskRepository {
   }
 
   /** Whole-document write: safe because one consumer owns the account's partition. */
-  async save(doc: TaskDoc): Promise<void> {
-    doc.updated_at = new Date();
-    doc.has_outbox = doc.outbox.length > 0;
-    await this.model.collection.replaceOne({ _id: doc._id } as never, doc);
+  async save(task: Task): Promise<void> {
+    await this.model.collection.replaceOne({ _id: task._id } as never, stamped(task));
   }
 
   /**
@@ -128,7 +79,7 @@ export class TaskRepository {
   }
 
   /** The account's running and pending tasks (admission), in one round trip. */
-  async countActive(accountId: string): Promise<{ running: number; pending: number }> {
+  async countActive(accountId: string): Promise<ActiveCounts> {
     const groups = await this.model.collection
       .aggregate<{ _id: string; n: number }>([
         { $match: { account_id: accountId, status: { $in: ['running', 'pending'] } } },

@@ -1,5 +1,6 @@
 import { Schema, type Connection } from 'mongoose';
 import type { Environment, ToolView } from '@tes/contracts';
+import type { ToolStore } from '../domain/ports.js';
 
 /** A custom tool of one account's environment, as registered (never a client secret: the vault keeps it). */
 export interface ToolDoc {
@@ -17,7 +18,7 @@ const toolSchema = new Schema<ToolDoc>(
 toolSchema.index({ account_id: 1, environment: 1, name: 1 });
 
 /** Written only by the partition consumer of the tool's account, like tasks: no concurrent writers. */
-export class ToolRepository {
+export class ToolRepository implements ToolStore {
   private readonly model;
 
   constructor(conn: Connection) {
