@@ -3,13 +3,12 @@ import http from 'node:http';
 import { hostname } from 'node:os';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { ConfigError, loadConfigOrExit } from '@tes/config';
-import { ListenError, closeServer, listen, onShutdown, startOpsServer } from '@tes/http';
-import { createLogger } from '@tes/logger';
-import { createMetrics, httpMetrics, mountMetrics, observeCreateBacklog } from '@tes/metrics';
+import { closeServer, listen } from '@tes/http';
+import { httpMetrics, observeCreateBacklog } from '@tes/metrics';
 import { Broker, changeAnnouncer } from '@tes/messaging';
+import type { ServiceContext, StartedService } from '@tes/service';
 import { connectMongo, ensureIndexes, isConnected } from '@tes/store';
-import { configSchema, type Config } from './config.js';
+import type { Config } from './config.js';
 import { createApp } from './http/app.js';
 import { createPlainHttpApp } from './http/plain-http.js';
 import { dashboardOptions } from './dashboard/index.js';
@@ -17,22 +16,29 @@ import { consumeTaskEvents } from './messaging/task-events.consumer.js';
 import { followCredentialChanges } from './messaging/credential-changes.js';
 import { CredentialsCache } from './domain/credentials-cache.js';
 import { CreateBacklog } from './domain/create-backlog.js';
+import { startSweeper } from './jobs/sweeper.js';
 import { AccountRepository } from './store/account.repository.js';
 import { IdempotencyRepository } from './store/idempotency.repository.js';
 import { RateLimitRepository } from './store/rate-limit.repository.js';
 import { TaskViewRepository } from './store/task-view.repository.js';
 import { loadTls } from './tls.js';
-import { startSweeper } from './sweeper.js';
 
-const SERVICE = 'gateway';
+export const SERVICE = 'gateway';
 /** How long a dashboard change waits for its announcement to be confirmed before it is answered anyway. */
 const ANNOUNCE_WAIT_MS = 2000;
 
-async function main(): Promise<void> {
-  const config = loadConfigOrExit<Config>(SERVICE, configSchema);
-  const logger = createLogger({ service: SERVICE, level: config.LOG_LEVEL });
+/**
+ * Connects, follows task events and credential changes, and listens: the public API on HTTPS and
+ * the plain listener that refuses it. main.ts adds the ops server and signals.
+ */
+export async function startGateway({ config, logger, metrics }: ServiceContext<Config>): Promise<StartedService> {
   const tls = await loadTls(config.TLS_CERT_FILE, config.TLS_KEY_FILE, logger);
-  const mongo = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
+  const mongo = await connectMongo({
+    url: config.MONGO_URL,
+    dbName: config.MONGO_DB,
+    logger,
+    commandStatsDir: config.TES_DB_COMMAND_STATS,
+  });
   const accounts = new AccountRepository(mongo);
   const views = new TaskViewRepository(mongo);
   const rateLimits = new RateLimitRepository(mongo);
@@ -42,7 +48,6 @@ async function main(): Promise<void> {
     .filter(Boolean);
   const dashboard = dashboardOptions(mongo, logger, trusted);
   await ensureIndexes(mongo);
-  const metrics = createMetrics(SERVICE);
   const broker = new Broker({
     url: config.AMQP_URL,
     source: SERVICE,
@@ -102,32 +107,15 @@ async function main(): Promise<void> {
     https: `https://${config.HOST}:${(secure.address() as AddressInfo).port}/v1`,
     http_rejecting: (plain.address() as AddressInfo).port,
   });
-  const ops = await startOpsServer({
-    port: config.OPS_PORT,
-    host: config.OPS_HOST,
-    logger,
-    ready: () => broker.isConnected && isConnected(mongo),
-    extend: (app) => mountMetrics(app, metrics.registry),
-  });
 
-  onShutdown(
-    logger,
-    async () => {
+  return {
+    ready: () => broker.isConnected && isConnected(mongo),
+    async stop(timeoutMs) {
       // Stop taking requests, let in-flight ones finish, then stop consuming.
       stopSweeper();
       await Promise.all([closeServer(secure as unknown as http.Server), closeServer(plain)]);
-      await broker.close(config.SHUTDOWN_TIMEOUT_MS);
-      await closeServer(ops);
-      await mongo.close();
+      await broker.close(timeoutMs);
     },
-    config.SHUTDOWN_TIMEOUT_MS + 5000,
-  );
+    close: () => mongo.close(),
+  };
 }
-
-main().catch((err: unknown) => {
-  // A configuration problem found after parsing (e.g. an unreadable TLS file) or a port that
-  // cannot be listened on (`PORT 8443 is in use (EADDRINUSE)`): its message, no stack.
-  if (err instanceof ConfigError || err instanceof ListenError) process.stderr.write(`${SERVICE}: ${err.message}\n`);
-  else process.stderr.write(`${SERVICE}: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});

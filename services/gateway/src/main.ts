@@ -1,0 +1,5 @@
+import { runService } from '@tes/service';
+import { SERVICE, startGateway } from './composition.js';
+import { configSchema, type Config } from './config.js';
+
+await runService<Config>({ name: SERVICE, configSchema, start: startGateway });
