@@ -106,7 +106,7 @@ export type VaultConfig = Pick<
  * under an ephemeral key are lost at restart, and an ephemeral state secret breaks consents
  * that land on another replica.
  */
-export function loadSecrets(env: NodeJS.ProcessEnv, production: boolean, logger: Logger): { ring: KeyRing; signer: TokenSigner } {
+function loadSecrets(env: NodeJS.ProcessEnv, production: boolean, logger: Logger): { ring: KeyRing; signer: TokenSigner } {
   const keys = readSecret(env, 'VAULT_KEYS');
   const stateSecret = readSecret(env, 'VAULT_STATE_SECRET');
   if (production) {
