@@ -22,17 +22,8 @@ const EXTRA = {
   NODE_ENV: 'read by node and libraries',
   NODE_OPTIONS: 'read by node',
 };
-// The oauth-vault reads its secrets and its providers' settings outside configSchema
-// (domain/secrets.ts, oauth-providers/provider-registry.ts).
-// Secrets and client credentials may be given as NAME_FILE (a path); the other provider settings not.
-const VAULT_EXTRA =
-  /^(OAUTH_CUSTOM_PROVIDERS|(VAULT_KEYS|VAULT_STATE_SECRET|[A-Z][A-Z0-9_]*_(CLIENT_ID|CLIENT_SECRET))(_FILE)?|[A-Z][A-Z0-9_]*_(AUTHORIZE_URL|TOKEN_URL|REVOCATION_URL|REVOCATION_STYLE|PROBE_URL|SCOPES|PKCE|TOKEN_AUTH|AUTHORIZE_PARAMS))$/;
-// The orchestrator's LLM planner reads its settings outside configSchema (domain/planner-llm.ts).
-const ORCHESTRATOR_EXTRA = /^LLM_(BASE_URL|API_KEY|MODEL|TIMEOUT_MS)$/;
-const extra = (service, key) =>
-  key in EXTRA || (service === 'oauth-vault' && VAULT_EXTRA.test(key)) || (service === 'task-orchestrator' && ORCHESTRATOR_EXTRA.test(key));
 
-// Secrets read outside configSchema that a service refuses to start without when NODE_ENV=production.
+// Secrets that a service refuses to start without when NODE_ENV=production (its schema has them optional).
 // `file`: a NAME_FILE variable (a path to the value) is accepted instead.
 const PRODUCTION_SECRETS = {
   // services/gateway/src/dashboard/session.ts (dashboardSessionSecret)
@@ -129,9 +120,11 @@ async function main() {
           continue;
         }
         const { configSchema } = await import(pathToFileURL(built).href);
-        const known = new Set(Object.keys(configSchema.properties));
-        const unknown = Object.keys(env).filter((k) => !known.has(k) && !extra(service, k));
-        for (const k of Object.keys(env).filter((k) => !known.has(k) && k in EXTRA)) notes.add(`${k}: ${EXTRA[k]}`);
+        // Variables with names made of a prefix (the vault's provider settings): patternProperties.
+        const patterns = Object.keys(configSchema.patternProperties ?? {}).map((p) => new RegExp(p));
+        const known = (k) => k in configSchema.properties || patterns.some((p) => p.test(k));
+        const unknown = Object.keys(env).filter((k) => !known(k) && !(k in EXTRA));
+        for (const k of Object.keys(env).filter((k) => !known(k) && k in EXTRA)) notes.add(`${k}: ${EXTRA[k]}`);
         const seen = { ...image, ...env };
         if (service === 'oauth-vault') {
           const notPassed = await missingProviderVars(seen);

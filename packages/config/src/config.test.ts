@@ -33,4 +33,20 @@ describe('parseEnv', () => {
     const cfg = parseEnv(schema, { MONGO_URL: 'mongodb://x', OTHER: 'y' });
     expect(cfg).not.toHaveProperty('OTHER');
   });
+
+  describe('patternProperties', () => {
+    const dynamic = {
+      ...schema,
+      patternProperties: { '^[A-Z]+_CLIENT_ID$': { type: 'string', maxLength: 8 } },
+    } as const;
+
+    it('reads every variable whose name matches, an empty one included', () => {
+      const cfg = parseEnv(dynamic, { MONGO_URL: 'mongodb://x', GITHUB_CLIENT_ID: 'abc', SLACK_CLIENT_ID: '', OTHER: 'y' });
+      expect(cfg).toEqual({ PORT: 8443, MONGO_URL: 'mongodb://x', DEBUG: false, GITHUB_CLIENT_ID: 'abc', SLACK_CLIENT_ID: '' });
+    });
+
+    it('validates them against their schema', () => {
+      expect(() => parseEnv(dynamic, { MONGO_URL: 'mongodb://x', GITHUB_CLIENT_ID: 'far-too-long' })).toThrow(/GITHUB_CLIENT_ID/);
+    });
+  });
 });

@@ -3,6 +3,11 @@ import { Ajv, type ErrorObject } from 'ajv';
 export interface EnvSchema {
   type: 'object';
   properties: Record<string, object>;
+  /**
+   * Variables with names made of a prefix (the vault's `<SERVICE>_CLIENT_ID`): every variable whose
+   * name matches is read, an empty one included (there it can mean "none of the defaults").
+   */
+  patternProperties?: Record<string, object>;
   required?: readonly string[];
 }
 
@@ -24,6 +29,10 @@ export function parseEnv<T>(schema: EnvSchema, env: NodeJS.ProcessEnv = process.
   for (const key of Object.keys(schema.properties)) {
     const v = env[key];
     if (v !== undefined && v !== '') picked[key] = v;
+  }
+  const patterns = Object.keys(schema.patternProperties ?? {}).map((p) => new RegExp(p));
+  for (const [key, v] of Object.entries(env)) {
+    if (v !== undefined && !(key in schema.properties) && patterns.some((p) => p.test(key))) picked[key] = v;
   }
   const validate = ajv.compile(schema);
   if (!validate(picked)) throw new ConfigError((validate.errors ?? []).map(describe));
@@ -57,4 +66,6 @@ export const commonEnv = {
   OPS_HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
   LOG_LEVEL: { type: 'string', enum: ['error', 'warn', 'info', 'debug'], default: 'info' },
   SHUTDOWN_TIMEOUT_MS: { type: 'integer', minimum: 0, default: 10000 },
+  /** Benchmarks only: a directory where the database commands sent are counted (connectMongo's commandStatsDir). */
+  TES_DB_COMMAND_STATS: { type: 'string' },
 } as const;

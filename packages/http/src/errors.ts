@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError, isAppError, toEnvelope } from '@tes/errors';
 import type { Logger } from '@tes/logger';
+import { isDatabaseUnavailable } from '@tes/store';
 
 /** body-parser failures carry a `type`; map them to the spec's envelope. */
 function fromBodyParser(err: { type?: string; limit?: unknown }): AppError | undefined {
@@ -32,14 +33,6 @@ function fromClientStatus(err: { status?: unknown; statusCode?: unknown }): AppE
   return new AppError('invalid_request', 'The request could not be understood (malformed path, header or body encoding)');
 }
 
-const DATABASE_UNAVAILABLE = new Set([
-  'MongoNetworkError',
-  'MongoServerSelectionError',
-  'MongoNotConnectedError',
-  'MongoTopologyClosedError',
-  'MongoNetworkTimeoutError',
-]);
-
 /**
  * A socket to a dependency that broke mid-request. The MongoDB driver does not always wrap it: a
  * write on a connection the server has just closed surfaces as Node's own EPIPE error (seen in the
@@ -54,8 +47,8 @@ const SOCKET_BROKEN = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT
  * `errorResponse` (seen in the chaos suite: the gateway's rate tickets while the database restarted).
  */
 function isUnavailable(err: unknown, depth = 0): boolean {
-  const { name, code, errorResponse, cause } = (err ?? {}) as { name?: unknown; code?: unknown; errorResponse?: unknown; cause?: unknown };
-  if ((typeof name === 'string' && DATABASE_UNAVAILABLE.has(name)) || (typeof code === 'string' && SOCKET_BROKEN.has(code))) return true;
+  const { code, errorResponse, cause } = (err ?? {}) as { code?: unknown; errorResponse?: unknown; cause?: unknown };
+  if (isDatabaseUnavailable(err) || (typeof code === 'string' && SOCKET_BROKEN.has(code))) return true;
   return depth < 3 && [errorResponse, cause].some((inner) => inner instanceof Error && isUnavailable(inner, depth + 1));
 }
 

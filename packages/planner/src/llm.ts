@@ -33,8 +33,16 @@ export interface LlmPlannerOptions {
 
 export const DEFAULT_LLM_TIMEOUT_MS = 20_000;
 
+/** The variables that configure the LLM planner, as the orchestrator's configuration holds them. */
+export interface LlmEnv {
+  LLM_BASE_URL?: string | undefined;
+  LLM_API_KEY?: string | undefined;
+  LLM_MODEL?: string | undefined;
+  LLM_TIMEOUT_MS?: number | string | undefined;
+}
+
 /** The LLM planner's settings from LLM_BASE_URL, LLM_API_KEY, LLM_MODEL (and LLM_TIMEOUT_MS); undefined unless all three are set. */
-export function llmOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): LlmPlannerOptions | undefined {
+export function llmOptionsFromEnv(env: LlmEnv): LlmPlannerOptions | undefined {
   const baseUrl = env['LLM_BASE_URL']?.trim();
   const apiKey = env['LLM_API_KEY']?.trim();
   const model = env['LLM_MODEL']?.trim();

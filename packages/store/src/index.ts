@@ -3,18 +3,19 @@ import path from 'node:path';
 import mongoose, { type Connection } from 'mongoose';
 import type { Logger } from '@tes/logger';
 
-/**
- * Benchmarks only (`TES_DB_COMMAND_STATS=<dir>`): counts every database command this process
- * sends, by command and collection (the driver's command monitoring), and writes the counts
- * to `<dir>/<db name>.json` on SIGUSR2 and at exit. Off unless the variable is set.
- */
-const COMMAND_STATS_DIR = process.env['TES_DB_COMMAND_STATS'];
+export { isDatabaseUnavailable } from './database-unavailable.js';
 
 export interface MongoOptions {
   url: string;
   /** Each service owns its database on the shared server. */
   dbName: string;
   logger: Logger;
+  /**
+   * Benchmarks only (a service's TES_DB_COMMAND_STATS): counts every database command this
+   * process sends, by command and collection (the driver's command monitoring), and writes the
+   * counts to `<dir>/<db name>.json` on SIGUSR2 and at exit. Off when unset.
+   */
+  commandStatsDir?: string | undefined;
 }
 
 /**
@@ -28,12 +29,12 @@ export async function connectMongo(options: MongoOptions): Promise<Connection> {
     maxPoolSize: 20,
     autoIndex: false,
     autoCreate: false,
-    ...(COMMAND_STATS_DIR ? { monitorCommands: true } : {}),
+    ...(options.commandStatsDir ? { monitorCommands: true } : {}),
   });
   conn.on('disconnected', () => options.logger.warn('mongo disconnected'));
   conn.on('reconnected', () => options.logger.info('mongo reconnected'));
   await conn.asPromise();
-  if (COMMAND_STATS_DIR) countCommands(conn, path.join(COMMAND_STATS_DIR, `${options.dbName}.json`));
+  if (options.commandStatsDir) countCommands(conn, path.join(options.commandStatsDir, `${options.dbName}.json`));
   options.logger.info('mongo connected', { db: options.dbName });
   return conn;
 }

@@ -4,8 +4,8 @@ import { outboundEnv } from '@tes/outbound';
 
 /**
  * The vault's environment. Provider settings (`<SERVICE>_CLIENT_ID`, `<SERVICE>_TOKEN_URL`, ...)
- * have dynamic names and are read by `oauth-providers/provider-registry.ts`; secrets (`VAULT_KEYS`,
- * `VAULT_STATE_SECRET`, or their `_FILE` forms) by `domain/secrets.ts`.
+ * have names made of the provider's: patternProperties, interpreted by `oauth-providers/provider-registry.ts`;
+ * secrets (`VAULT_KEYS`, `VAULT_STATE_SECRET`, or their `_FILE` forms) by `domain/secrets.ts`.
  */
 export const configSchema = {
   type: 'object',
@@ -47,6 +47,19 @@ export const configSchema = {
     PUBLIC_RATE_LIMIT_PER_MINUTE: { type: 'integer', minimum: 0, default: 60 },
     /** Comma-separated proxy addresses (or CIDRs) whose X-Forwarded-For names the client address. */
     TRUSTED_PROXIES: { type: 'string', default: '' },
+    /** The key ring sealing tokens at rest, `kid1:base64key,...` (or VAULT_KEYS_FILE); required in production. */
+    VAULT_KEYS: { type: 'string' },
+    VAULT_KEYS_FILE: { type: 'string' },
+    /** Signs the OAuth `state` and the consent links (or VAULT_STATE_SECRET_FILE); required in production. */
+    VAULT_STATE_SECRET: { type: 'string' },
+    VAULT_STATE_SECRET_FILE: { type: 'string' },
+    /** Providers for custom tools, comma separated (`crm,acme`); each needs its PREFIX_AUTHORIZE_URL and PREFIX_TOKEN_URL. */
+    OAUTH_CUSTOM_PROVIDERS: { type: 'string' },
+  },
+  patternProperties: {
+    /** PREFIX (the provider's service name in upper case) _CLIENT_ID, _CLIENT_SECRET (or their _FILE forms) and the overrides. */
+    '^[A-Z][A-Z0-9_]*_((CLIENT_ID|CLIENT_SECRET)(_FILE)?|AUTHORIZE_URL|TOKEN_URL|REVOCATION_URL|REVOCATION_STYLE|PROBE_URL|SCOPES|PKCE|TOKEN_AUTH|AUTHORIZE_PARAMS)$':
+      { type: 'string' },
   },
   required: [
     'AMQP_URL',
@@ -77,6 +90,14 @@ export const configSchema = {
 } as const;
 
 export type Config = FromSchema<typeof configSchema>;
+
+/**
+ * The settings read by name at run time (secrets, `<PREFIX>_CLIENT_ID`, ...), in the shape of
+ * process.env that `readSecret` and `loadProviders` look them up in.
+ */
+export function secretsAndProviders(config: Readonly<Record<string, unknown>>): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(config).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+}
 
 /** The public base URL without a trailing slash. */
 export function publicBaseUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PUBLIC_PORT'>): string {

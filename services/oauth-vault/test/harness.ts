@@ -14,7 +14,7 @@ import { createApp } from '../src/http/app.js';
 import { Sweeper } from '../src/jobs/sweeper.js';
 import { connectionChangedPublisher } from '../src/messaging/connection-changed.publisher.js';
 import { consumeVaultRequests } from '../src/messaging/vault-requests.consumer.js';
-import { buildVault } from '../src/vault.js';
+import { buildVault } from '../src/composition.js';
 import { startAuthServer, type AuthServer } from './auth-server.js';
 
 export const SERVICE = 'github';
@@ -102,7 +102,6 @@ export async function startHarness(
     const broker = new Broker({ url: AMQP_URL, source: 'oauth-vault', logger, namespace });
     const deps = buildVault({
       config,
-      env,
       mongo,
       sink: connectionChangedPublisher(broker),
       logger,

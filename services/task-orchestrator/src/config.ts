@@ -20,6 +20,12 @@ export const configSchema = {
     STALL_GIVE_UP_AFTER_MS: { type: 'integer', minimum: 1000, default: 600000 },
     /** With the LLM planner: model calls in flight at once on this replica (the planner queue's prefetch). */
     PLANNER_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 1000, default: 16 },
+    /** The LLM planner (packages/planner llmOptionsFromEnv): on when LLM_BASE_URL, LLM_API_KEY and LLM_MODEL are all set. */
+    LLM_BASE_URL: { type: 'string' },
+    LLM_API_KEY: { type: 'string' },
+    LLM_MODEL: { type: 'string' },
+    /** The whole chat-completions request; 20000 when unset. */
+    LLM_TIMEOUT_MS: { type: 'number', exclusiveMinimum: 0 },
   },
   required: [
     'AMQP_URL',

@@ -9,7 +9,7 @@ import { consumePartitions } from './messaging/partition.consumer.js';
 import { consumePlanner } from './messaging/planner.consumer.js';
 import type { LlmPlannerOptions } from '@tes/planner';
 import { startModelServer, type ModelServer } from '../../../test/support/model-server.js';
-import { startReaper } from './messaging/reaper.js';
+import { startReaper } from './jobs/reaper.js';
 import { TaskRepository } from './store/task.repository.js';
 import { ToolAdmin } from './domain/tool-admin.js';
 import { ToolRepository } from './store/tool.repository.js';

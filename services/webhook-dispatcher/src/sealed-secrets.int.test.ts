@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import mongoose from 'mongoose';
 import { KeyRing } from '@tes/sealing';
 import { MONGO_URL, memoryLogger, startReceiver, waitFor } from '@tes/testing';
-import { startDispatcher } from './app.js';
+import { startDispatcher } from './composition.js';
 import { setEndpoint } from './domain/manage-endpoint.use-case.js';
 import { rotateSecret } from './domain/manage-secrets.use-case.js';
 import { generateSecret } from './domain/secret.js';

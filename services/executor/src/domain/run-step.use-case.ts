@@ -3,6 +3,7 @@ import { compile, compileDynamic, describeErrors, type StepResult, type StepRun,
 import type { Logger } from '@tes/logger';
 import type { Broker } from '@tes/messaging';
 import { serviceLabel } from '../provider-api/credentials.js';
+import { isDatabaseUnavailable } from '@tes/store';
 import { checkCustomInput, runCustomAction } from '../tools/custom.tool.js';
 import { actionImpl } from '../tools/registry.js';
 import { AuthorizationRequired, ToolError, TransientError, type ActionImpl, type EngineSettings, type ToolContext } from '../tools/tool.js';
@@ -144,14 +145,9 @@ async function runClaimed(step: StepRun, deps: RunStepDeps): Promise<StepResult>
   return recorded.result;
 }
 
-/** A lost connection to our MongoDB-wire server or broker (the driver's and mongoose's error names). */
+/** A lost connection to our MongoDB-wire server or broker. */
 export function isInfrastructureError(err: unknown): boolean {
-  const name = (err as { name?: unknown } | null | undefined)?.name;
-  if (typeof name !== 'string') return false;
-  return (
-    /^Mongo(ose)?(Network|NetworkTimeout|ServerSelection|NotConnected|PoolCleared|TopologyClosed)Error$/.test(name) ||
-    name === 'BrokerUnavailableError'
-  );
+  return isDatabaseUnavailable(err) || (err as { name?: unknown } | null | undefined)?.name === 'BrokerUnavailableError';
 }
 
 async function resolveInput(step: StepRun, deps: RunStepDeps, schema: object): Promise<Record<string, unknown>> {

@@ -8,7 +8,7 @@ import { type Environment, type TaskEvent, type TaskEventKind } from '@tes/contr
 import { parseEnv } from '@tes/config';
 import { Broker } from '@tes/messaging';
 import { AMQP_URL, MONGO_URL, memoryLogger, removeStackData, uniqueName } from '@tes/testing';
-import { startDispatcher, type Dispatcher } from '../app.js';
+import { startDispatcher, type Dispatcher } from '../composition.js';
 import { configSchema, type Config } from '../config.js';
 import { setEndpoint } from '../domain/manage-endpoint.use-case.js';
 import { initSecrets } from '../domain/manage-secrets.use-case.js';

@@ -35,7 +35,12 @@ export async function startDispatcher(config: Config, logger: Logger, metrics?: 
   const policy = parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE_MS);
   const guard = { allowedHosts: parseHostList(config.WEBHOOK_ALLOWED_HOSTS), allowPrivate: config.OUTBOUND_ALLOW_PRIVATE };
   const ring = loadSecretKeys(config, (message) => logger.warn(message));
-  const mongo = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
+  const mongo = await connectMongo({
+    url: config.MONGO_URL,
+    dbName: config.MONGO_DB,
+    logger,
+    commandStatsDir: config.TES_DB_COMMAND_STATS,
+  });
   if (metrics) countDbCommands(mongo, metrics);
   const repos = createRepositories(mongo, ring);
   await ensureIndexes(mongo);

@@ -1,7 +1,7 @@
 import type { Logger } from '@tes/logger';
-import { windowOf } from './domain/rate-window.js';
-import type { IdempotencyRepository } from './store/idempotency.repository.js';
-import type { RateLimitRepository } from './store/rate-limit.repository.js';
+import { windowOf } from '../domain/rate-window.js';
+import type { IdempotencyRepository } from '../store/idempotency.repository.js';
+import type { RateLimitRepository } from '../store/rate-limit.repository.js';
 
 /**
  * Deletes what has expired, in code (FerretDB does not enforce TTL indexes):

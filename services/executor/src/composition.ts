@@ -1,0 +1,46 @@
+import { Broker } from '@tes/messaging';
+import type { ServiceContext, StartedService } from '@tes/service';
+import { connectMongo, ensureIndexes, isConnected } from '@tes/store';
+import { settingsOf, type Config } from './config.js';
+import { consumeStepRuns } from './messaging/step-run.consumer.js';
+import { consumeTraceQueries } from './messaging/trace-get.consumer.js';
+import { SandboxRepository } from './store/sandbox.repository.js';
+import { StepRunRepository } from './store/step-run.repository.js';
+import { StepClaimRepository } from './store/step-claim.repository.js';
+
+export const SERVICE = 'executor';
+
+/** Connects, then consumes step runs and trace queries. main.ts adds the ops server and signals. */
+export async function startExecutor({ config, logger, metrics }: ServiceContext<Config>): Promise<StartedService> {
+  const mongo = await connectMongo({
+    url: config.MONGO_URL,
+    dbName: config.MONGO_DB,
+    logger,
+    commandStatsDir: config.TES_DB_COMMAND_STATS,
+  });
+  const steps = new StepRunRepository(mongo);
+  const claims = new StepClaimRepository(mongo);
+  const sandbox = new SandboxRepository(mongo);
+  await ensureIndexes(mongo);
+  const broker = new Broker({
+    url: config.AMQP_URL,
+    source: SERVICE,
+    logger,
+    namespace: config.AMQP_NAMESPACE,
+    onConsume: (queue, lag) => metrics.queueConsumeLag.observe({ queue }, lag),
+  });
+  await broker.connect();
+  await consumeStepRuns(
+    broker,
+    { steps, claims, sandbox, logger, settings: settingsOf(config) },
+    config.PREFETCH,
+    (step, outcome, seconds) => metrics.stepDuration.observe({ tool: step.tool, action: step.action, outcome }, seconds),
+  );
+  await consumeTraceQueries(broker, steps);
+
+  return {
+    ready: () => broker.isConnected && isConnected(mongo),
+    stop: (timeoutMs) => broker.close(timeoutMs),
+    close: () => mongo.close(),
+  };
+}

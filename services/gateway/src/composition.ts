@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { hostname } from 'node:os';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { closeServer, listen } from '@tes/http';
+import { httpMetrics, observeCreateBacklog } from '@tes/metrics';
+import { Broker, changeAnnouncer } from '@tes/messaging';
+import type { ServiceContext, StartedService } from '@tes/service';
+import { connectMongo, ensureIndexes, isConnected } from '@tes/store';
+import type { Config } from './config.js';
+import { createApp } from './http/app.js';
+import { createPlainHttpApp } from './http/plain-http.js';
+import { dashboardOptions } from './dashboard/index.js';
+import { consumeTaskEvents } from './messaging/task-events.consumer.js';
+import { followCredentialChanges } from './messaging/credential-changes.js';
+import { CredentialsCache } from './domain/credentials-cache.js';
+import { CreateBacklog } from './domain/create-backlog.js';
+import { startSweeper } from './jobs/sweeper.js';
+import { AccountRepository } from './store/account.repository.js';
+import { IdempotencyRepository } from './store/idempotency.repository.js';
+import { RateLimitRepository } from './store/rate-limit.repository.js';
+import { TaskViewRepository } from './store/task-view.repository.js';
+import { loadTls } from './tls.js';
+
+export const SERVICE = 'gateway';
+/** How long a dashboard change waits for its announcement to be confirmed before it is answered anyway. */
+const ANNOUNCE_WAIT_MS = 2000;
+
+/**
+ * Connects, follows task events and credential changes, and listens: the public API on HTTPS and
+ * the plain listener that refuses it. main.ts adds the ops server and signals.
+ */
+export async function startGateway({ config, logger, metrics }: ServiceContext<Config>): Promise<StartedService> {
+  const tls = await loadTls(config.TLS_CERT_FILE, config.TLS_KEY_FILE, logger);
+  const mongo = await connectMongo({
+    url: config.MONGO_URL,
+    dbName: config.MONGO_DB,
+    logger,
+    commandStatsDir: config.TES_DB_COMMAND_STATS,
+  });
+  const accounts = new AccountRepository(mongo);
+  const views = new TaskViewRepository(mongo);
+  const rateLimits = new RateLimitRepository(mongo);
+  const idempotencyKeys = new IdempotencyRepository(mongo);
+  const trusted = config.TRUSTED_PROXIES.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const dashboard = dashboardOptions(mongo, logger, trusted, config);
+  await ensureIndexes(mongo);
+  const broker = new Broker({
+    url: config.AMQP_URL,
+    source: SERVICE,
+    logger,
+    namespace: config.AMQP_NAMESPACE,
+    onConsume: (queue, lag) => metrics.queueConsumeLag.observe({ queue }, lag),
+  });
+  await broker.connect();
+  await consumeTaskEvents(broker, views);
+  // Keys and accounts are cached while this replica hears of every change to them (its own
+  // queue). A change made here (the dashboard) is dropped locally at once, and answered once the
+  // broker has confirmed its announcement to the other replicas (or after ANNOUNCE_WAIT_MS, while
+  // the announcement keeps trying in the background).
+  const credentials = new CredentialsCache(accounts, config.AUTH_CACHE_MS);
+  const announcer = changeAnnouncer(broker, 'gateway.credentials_changed', logger);
+  accounts.onChange(async (accountId) => {
+    credentials.invalidate(accountId);
+    await Promise.race([announcer.announce({ account_id: accountId }), new Promise((r) => setTimeout(r, ANNOUNCE_WAIT_MS).unref())]);
+  });
+  await followCredentialChanges(broker, credentials, `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`);
+
+  const createBacklog = new CreateBacklog(config.CREATE_SHED_AFTER_MS);
+  observeCreateBacklog(metrics, () => ({ waiting: createBacklog.size, oldestWaitSeconds: createBacklog.oldestWaitMs() / 1000 }));
+  const api = createApp({
+    broker,
+    accounts,
+    credentials,
+    views,
+    rateLimits,
+    idempotencyKeys,
+    logger,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+    createTimeoutMs: config.CREATE_TIMEOUT_MS,
+    bodyLimitBytes: config.BODY_LIMIT_BYTES,
+    idempotencyLeaseMs: config.IDEMPOTENCY_LEASE_MS,
+    httpMetrics: httpMetrics(metrics.httpRequestDuration),
+    dashboard,
+    createBacklog,
+    onCreateShed: () => metrics.createsShed.inc(),
+  });
+  const stopSweeper = startSweeper({ keys: idempotencyKeys, rateLimits, logger, intervalMs: config.SWEEP_INTERVAL_MS });
+  const secure = https.createServer({ cert: tls.cert, key: tls.key }, api);
+  const plainApp = createPlainHttpApp(api, trusted, logger);
+  const plain = http.createServer(plainApp);
+  // An Expect other than 100-continue would get Node's bare 417; HTTP allows ignoring it,
+  // so such a request is answered by the app like any other (envelope, X-Request-Id).
+  secure.on('checkExpectation', api);
+  plain.on('checkExpectation', plainApp);
+  for (const server of [secure, plain]) {
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 66_000;
+    server.requestTimeout = 30_000;
+  }
+  await listen(secure, config.PORT, config.HOST, 'PORT');
+  await listen(plain, config.HTTP_PORT, config.HOST, 'HTTP_PORT');
+  logger.info('public API listening', {
+    https: `https://${config.HOST}:${(secure.address() as AddressInfo).port}/v1`,
+    http_rejecting: (plain.address() as AddressInfo).port,
+  });
+
+  return {
+    ready: () => broker.isConnected && isConnected(mongo),
+    async stop(timeoutMs) {
+      // Stop taking requests, let in-flight ones finish, then stop consuming.
+      stopSweeper();
+      await Promise.all([closeServer(secure as unknown as http.Server), closeServer(plain)]);
+      await broker.close(timeoutMs);
+    },
+    close: () => mongo.close(),
+  };
+}

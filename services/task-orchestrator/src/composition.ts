@@ -1,0 +1,60 @@
+import { Broker } from '@tes/messaging';
+import { llmOptionsFromEnv } from '@tes/planner';
+import type { ServiceContext, StartedService } from '@tes/service';
+import { connectMongo, ensureIndexes, isConnected } from '@tes/store';
+import type { Config } from './config.js';
+import { TaskWriter } from './domain/task-writer.js';
+import { ToolAdmin } from './domain/tool-admin.js';
+import { startReaper } from './jobs/reaper.js';
+import { outboxRelay } from './messaging/outbox-relay.js';
+import { consumePartitions } from './messaging/partition.consumer.js';
+import { consumePlanner } from './messaging/planner.consumer.js';
+import { TaskRepository } from './store/task.repository.js';
+import { ToolRepository } from './store/tool.repository.js';
+
+export const SERVICE = 'task-orchestrator';
+
+/** Connects, then consumes the planner queue and the partitions and runs the reaper. main.ts adds the ops server and signals. */
+export async function startOrchestrator({ config, logger, metrics }: ServiceContext<Config>): Promise<StartedService> {
+  const mongo = await connectMongo({
+    url: config.MONGO_URL,
+    dbName: config.MONGO_DB,
+    logger,
+    commandStatsDir: config.TES_DB_COMMAND_STATS,
+  });
+  const tasks = new TaskRepository(mongo);
+  const tools = new ToolRepository(mongo);
+  await ensureIndexes(mongo);
+  const broker = new Broker({
+    url: config.AMQP_URL,
+    source: SERVICE,
+    logger,
+    namespace: config.AMQP_NAMESPACE,
+    onConsume: (queue, lag) => metrics.queueConsumeLag.observe({ queue }, lag),
+  });
+  await broker.connect();
+  const llm = llmOptionsFromEnv(config);
+  if (llm) logger.info('LLM planner enabled', { model: llm.model, base_url: llm.baseUrl });
+  const writer = new TaskWriter({
+    tasks,
+    tools,
+    logger,
+    stepTimeoutMs: config.STEP_TIMEOUT_MS,
+    stallGiveUpAfterMs: config.STALL_GIVE_UP_AFTER_MS,
+    relay: outboxRelay(broker, (status) => metrics.tasksTotal.inc({ status })),
+  });
+  // The planner queue first: a partition may hand a create to it as soon as it consumes.
+  if (llm) await consumePlanner({ broker, tools, llm, logger, concurrency: config.PLANNER_CONCURRENCY });
+  await consumePartitions(broker, writer, new ToolAdmin(tools, logger), config.PREFETCH, { planWithModel: llm !== undefined });
+  const stopReaper = startReaper({ broker, tasks, logger, stallAfterMs: config.STALL_AFTER_MS, intervalMs: config.REAPER_INTERVAL_MS });
+
+  return {
+    ready: () => broker.isConnected && isConnected(mongo),
+    async stop(timeoutMs) {
+      stopReaper();
+      // Still attached after the drain: clear the outboxes published since the last batch.
+      await broker.close(timeoutMs, () => writer.clearAllPublished());
+    },
+    close: () => mongo.close(),
+  };
+}
