@@ -6,7 +6,7 @@ import {
   type ConnectionView,
   type Environment,
   type MessageDataMap,
-  type MessageType,
+  type RequestType,
   type TaskStatus,
   type TaskTrace,
   type WebhookDeliveriesReply,
@@ -167,7 +167,7 @@ export function dashboardRouter(deps: DashboardDeps): express.Router {
   router.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 }));
 
   // ---- request/reply to the back ends ----
-  async function ask(type: MessageType, data: MessageDataMap[MessageType], what: string): Promise<Record<string, unknown>> {
+  async function ask(type: RequestType, data: MessageDataMap[RequestType], what: string): Promise<Record<string, unknown>> {
     let reply: unknown;
     try {
       reply = await deps.broker.request(type, data, { timeoutMs: deps.requestTimeoutMs });

@@ -1,4 +1,4 @@
-import { PARTITIONS, QUEUES, type TaskEvent } from '@tes/contracts';
+import { PARTITIONS, QUEUES } from '@tes/contracts';
 import type { Broker } from '@tes/messaging';
 import { viewFromEvent, type TaskViewRepository } from '../store/task-view.repository.js';
 
@@ -7,7 +7,7 @@ export async function consumeTaskEvents(broker: Broker, views: TaskViewRepositor
   for (let p = 0; p < PARTITIONS; p++) {
     await broker.consume(
       { ...QUEUES.gatewayTaskEvents(p), singleActiveConsumer: true },
-      async (d) => views.apply(viewFromEvent(d.data as TaskEvent)),
+      async (d) => views.apply(viewFromEvent(d.data)),
       { prefetch, serial: true },
     );
   }
