@@ -215,8 +215,8 @@ describe('task writer (real broker and database)', () => {
       created_at: new Date().toISOString(),
       concurrency_limit: 10,
     };
-    const a = (await client.request('task.create', cmd, { partitionKey: acct, timeoutMs: 5000 })) as TaskReply;
-    const b = (await client.request('task.create', cmd, { partitionKey: acct, timeoutMs: 5000 })) as TaskReply;
+    const a = (await client.request('task.create', cmd, { partitionKey: acct, timeoutMs: 5000 })) as TaskReply & { task: unknown };
+    const b = (await client.request('task.create', cmd, { partitionKey: acct, timeoutMs: 5000 })) as TaskReply & { task: unknown };
     expect(b.task).toEqual(a.task);
     expect(await mongo.collection('tasks').countDocuments({ account_id: acct })).toBe(1);
   });
@@ -687,7 +687,7 @@ describe('the LLM planner, outside the partitions (real broker and database, a s
         plan: { tool: 'text', steps: [{ tool: 'text', action: 'echo', input: { text: 'other' } }], planner: { name: 'llm', model: 'x' } },
       },
       { partitionKey: acct, timeoutMs: 5000 },
-    )) as TaskReply;
+    )) as TaskReply & { task: unknown };
     expect(again.task).toMatchObject({ id: first.task.id, tool: 'slack' });
     expect((await orch.tasks.get(first.task.id))?.workflow).toEqual([
       { tool: 'slack', action: 'post_message', input: { channel: 'eng', text: 'once: post to #eng' } },
