@@ -317,7 +317,11 @@ describe('Broker (RabbitMQ integration)', () => {
     await server.connect();
     const handled: string[] = [];
     // A queue declared for executor.queries that someone also bound task.cancel's key to.
-    const spec = { ...traceQueue('strict'), routingKey: 'executor.queries', bindings: [routingKeyFor('trace.get'), routingKeyFor('task.cancel', ACCOUNT)] };
+    const spec = {
+      ...traceQueue('strict'),
+      routingKey: 'executor.queries',
+      bindings: [routingKeyFor('trace.get'), routingKeyFor('task.cancel', ACCOUNT)],
+    };
     await consume(server, spec, async (d) => {
       handled.push(d.type);
     });

@@ -111,7 +111,11 @@ describe('Broker graceful stop (RabbitMQ integration)', () => {
     const server = newBroker('server');
     await server.connect();
     let started = false;
-    const cancelled = (id: string): TaskReply => ({ ok: true, version: 2, task: { id, status: 'cancelled', cancelled_at: '2024-01-01T00:00:00.000Z' } });
+    const cancelled = (id: string): TaskReply => ({
+      ok: true,
+      version: 2,
+      task: { id, status: 'cancelled', cancelled_at: '2024-01-01T00:00:00.000Z' },
+    });
     await server.consume(SPEC, async (d) => {
       started = true;
       await sleep(500);

@@ -262,7 +262,11 @@ export class Broker {
     for (const key of queue.bindings) await ch.bindQueue(name, this.name(queue.exchange), key);
   }
 
-  async consume<Q extends QueueSpec>(queue: Q, handler: Handler<QueueMessageType<Q>>, options: ConsumeOptions = {}): Promise<ConsumerHandle> {
+  async consume<Q extends QueueSpec>(
+    queue: Q,
+    handler: Handler<QueueMessageType<Q>>,
+    options: ConsumeOptions = {},
+  ): Promise<ConsumerHandle> {
     const reg: Registration = {
       queue,
       // Sound: handle() hands this queue's handler only the message types of its routing key.

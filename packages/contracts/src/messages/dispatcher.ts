@@ -153,7 +153,12 @@ export type WebhookDeliveryInfo = FromSchema<typeof webhookDeliveryInfoSchema>;
 
 /** The success answer of one webhook admin request (its `properties` beside `ok: true`). */
 function answer<const P extends object, const R extends readonly string[]>(properties: P, required: R) {
-  return { type: 'object', properties: { ok: { const: true }, ...properties }, required: ['ok', ...required], additionalProperties: false } as const;
+  return {
+    type: 'object',
+    properties: { ok: { const: true }, ...properties },
+    required: ['ok', ...required],
+    additionalProperties: false,
+  } as const;
 }
 
 export const webhookGetReplySchema = answer(

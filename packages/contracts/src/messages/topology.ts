@@ -67,10 +67,25 @@ export const QUEUES = {
   gatewayTaskEvents: (p: number) =>
     ({ name: `gateway.task-events.p${p}`, exchange: EXCHANGES.events, routingKey: 'task.event', bindings: [`task.event.p${p}`] }) as const,
   executorSteps: { name: 'executor.steps', exchange: EXCHANGES.commands, routingKey: 'executor.steps', bindings: ['executor.steps'] },
-  executorQueries: { name: 'executor.queries', exchange: EXCHANGES.commands, routingKey: 'executor.queries', bindings: ['executor.queries'] },
+  executorQueries: {
+    name: 'executor.queries',
+    exchange: EXCHANGES.commands,
+    routingKey: 'executor.queries',
+    bindings: ['executor.queries'],
+  },
   vaultRequests: { name: 'vault.requests', exchange: EXCHANGES.commands, routingKey: 'vault.requests', bindings: ['vault.requests'] },
-  dispatcherTaskEvents: { name: 'dispatcher.task-events', exchange: EXCHANGES.events, routingKey: 'task.event', bindings: ['task.event.#'] },
-  dispatcherAdmin: { name: 'dispatcher.admin', exchange: EXCHANGES.commands, routingKey: 'dispatcher.admin', bindings: ['dispatcher.admin'] },
+  dispatcherTaskEvents: {
+    name: 'dispatcher.task-events',
+    exchange: EXCHANGES.events,
+    routingKey: 'task.event',
+    bindings: ['task.event.#'],
+  },
+  dispatcherAdmin: {
+    name: 'dispatcher.admin',
+    exchange: EXCHANGES.commands,
+    routingKey: 'dispatcher.admin',
+    bindings: ['dispatcher.admin'],
+  },
   /** Each dispatcher replica's own queue (exclusive: gone with its connection) of webhook.config_changed. */
   dispatcherConfigChanges: (replica: string) =>
     ({

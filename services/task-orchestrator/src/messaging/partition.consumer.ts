@@ -73,7 +73,13 @@ export interface PartitionOptions {
   planWithModel?: boolean;
 }
 
-async function handle(d: PartitionDelivery, mem: PartitionMemory, writer: TaskWriter, tools: ToolAdmin, options: PartitionOptions): Promise<void> {
+async function handle(
+  d: PartitionDelivery,
+  mem: PartitionMemory,
+  writer: TaskWriter,
+  tools: ToolAdmin,
+  options: PartitionOptions,
+): Promise<void> {
   switch (d.type) {
     case 'task.create': {
       const cmd = d.data;

@@ -1,11 +1,5 @@
 import type { RequestHandler } from 'express';
-import {
-  PROMPT_MAX_CHARS,
-  createTaskBodySchema,
-  isoNow,
-  type CreateTaskBody,
-  type CreatedTask,
-} from '@tes/contracts';
+import { PROMPT_MAX_CHARS, createTaskBodySchema, isoNow, type CreateTaskBody, type CreatedTask } from '@tes/contracts';
 import { AppError } from '@tes/errors';
 import { validBody } from '@tes/http';
 import type { Broker } from '@tes/messaging';
