@@ -1,6 +1,13 @@
 export * from './api/task.schema.js';
 export * from './api/webhook.schema.js';
 export * from './messages/envelope.js';
+export * from './messages/topology.js';
+export { doneReplySchema, refusalSchema, type DoneReply, type RefusalReply } from './messages/fields.js';
+export * from './messages/orchestrator.js';
+export * from './messages/executor.js';
+export * from './messages/vault.js';
+export * from './messages/dispatcher.js';
+export * from './messages/events.js';
 export * from './messages/catalog.js';
 export * from './api/connection.schema.js';
 export * from './api/tool.schema.js';

@@ -2,7 +2,7 @@ import { Ajv, type ErrorObject, type SchemaValidateFunction, type ValidateFuncti
 import addFormatsModule from 'ajv-formats';
 import { STORABLE_KEYWORD, storableProblem, type StorableLimits } from './api/storable.js';
 import { envelopeSchema } from './messages/envelope.js';
-import { CATALOG, type MessageType } from './messages/catalog.js';
+import { CATALOG, type MessageType, type ReplyOf, type RequestType } from './messages/catalog.js';
 
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -109,4 +109,19 @@ export function validateMessage(raw: unknown): { type: MessageType; data: unknow
   const check = compile(CATALOG[type].schema);
   if (!check(msg.data)) throw new MessageValidationError(`bad ${type}: ${describeErrors(check.errors, 'data')}`);
   return { type, data: msg.data };
+}
+
+/** Thrown for a reply that does not match its request's reply schema: never handed on untyped. */
+export class ReplyValidationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ReplyValidationError';
+  }
+}
+
+/** Checks a reply against its request's reply schema (compiled once) and returns it typed. */
+export function validateReply<T extends RequestType>(type: T, body: unknown): ReplyOf<T> {
+  const check = compile<ReplyOf<T>>(CATALOG[type].reply);
+  if (!check(body)) throw new ReplyValidationError(`bad reply to ${type}: ${describeErrors(check.errors, 'reply')}`);
+  return body;
 }

@@ -4,9 +4,9 @@
  * Every test works in its own namespace and deletes what it declared.
  */
 import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
-import { EXCHANGES, newMessageId, routingKeyFor, type TaskCancel } from '@tes/contracts';
+import { EXCHANGES, ReplyValidationError, newMessageId, routingKeyFor, type TaskCancel, type TraceGetReply } from '@tes/contracts';
 import { AMQP_URL, deferred, memoryLogger, queueCounts as rabbitQueueCounts, uniqueName, vhostOf, waitFor } from '@tes/testing';
-import { Broker, BrokerUnavailableError, RequestTimeoutError, type ConsumeOptions, type Delivery, type QueueSpec } from './broker.js';
+import { Broker, BrokerUnavailableError, RequestTimeoutError, type AnyDelivery, type ConsumeOptions, type QueueSpec } from './broker.js';
 import { PoisonMessageError } from './permanent-failure.js';
 
 const ACCOUNT = 'acc_int';
@@ -43,7 +43,7 @@ describe('Broker (RabbitMQ integration)', () => {
     return b;
   }
 
-  async function consume(b: Broker, spec: QueueSpec, handler: (d: Delivery) => Promise<void>, opts?: ConsumeOptions): Promise<void> {
+  async function consume(b: Broker, spec: QueueSpec, handler: (d: AnyDelivery) => Promise<void>, opts?: ConsumeOptions): Promise<void> {
     queues.push(spec.name);
     await b.consume(spec, handler, opts);
   }
@@ -80,7 +80,7 @@ describe('Broker (RabbitMQ integration)', () => {
     const broker = newBroker('publisher-svc');
     await broker.connect();
     const gate = deferred();
-    const received: Delivery[] = [];
+    const received: AnyDelivery[] = [];
     let handlerDone = false;
     await consume(broker, cancelQueue('work'), async (d) => {
       received.push(d);
@@ -125,7 +125,7 @@ describe('Broker (RabbitMQ integration)', () => {
     const broker = new Broker({ url: AMQP_URL, source: 'malformed', logger, namespace: ns });
     brokers.push(broker);
     await broker.connect();
-    const handled: Delivery[] = [];
+    const handled: AnyDelivery[] = [];
     await consume(broker, cancelQueue('work'), async (d) => {
       handled.push(d);
     });
@@ -269,22 +269,67 @@ describe('Broker (RabbitMQ integration)', () => {
     expect(dead!.properties.messageId).toBe(id);
   });
 
+  /** A trace.get answer naming the task and, as its one step's tool, who asked. */
+  const traceOf = (taskId: string, from: string): TraceGetReply => ({
+    ok: true,
+    trace: { task_id: taskId, steps: [{ tool: from, action: 'echo', status: 'complete', duration_ms: 1 }], total_duration_ms: 1 },
+  });
+
   it('resolves request() with the body the consumer passes to delivery.reply()', async () => {
     const server = newBroker('executor');
     await server.connect();
     await consume(server, traceQueue('queries'), async (d) => {
       if (d.type !== 'trace.get') throw new PoisonMessageError('unexpected');
-      await d.reply({ ok: true, task_id: (d.data as { task_id: string }).task_id, from: d.envelope.source });
+      await d.reply(traceOf(d.data.task_id, d.envelope.source));
     });
     const client = newBroker('gateway');
     await client.connect();
 
     const answer = await client.request('trace.get', cancelData(7), { timeoutMs: 5000 });
-    expect(answer).toEqual({ ok: true, task_id: 'task_7', from: 'gateway' });
+    expect(answer).toEqual(traceOf('task_7', 'gateway'));
 
     // Concurrent requests each get their own answer.
     const answers = await Promise.all([1, 2, 3, 4, 5].map((n) => client.request('trace.get', cancelData(n), { timeoutMs: 5000 })));
-    expect(answers.map((a) => (a as { task_id: string }).task_id)).toEqual(['task_1', 'task_2', 'task_3', 'task_4', 'task_5']);
+    expect(answers.map((a) => a.trace.task_id)).toEqual(['task_1', 'task_2', 'task_3', 'task_4', 'task_5']);
+  });
+
+  it('rejects request() with ReplyValidationError naming the field when the reply does not match its schema', async () => {
+    const server = newBroker('executor');
+    await server.connect();
+    await consume(server, traceQueue('queries'), async (d) => {
+      if (d.type !== 'trace.get') throw new PoisonMessageError('unexpected');
+      // What an out-of-date replier might send: the type system would refuse it, the wire does not.
+      await d.reply({ ok: true, task_id: d.data.task_id } as never);
+    });
+    const client = newBroker('gateway');
+    await client.connect();
+
+    const err = await client.request('trace.get', cancelData(8), { timeoutMs: 5000 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ReplyValidationError);
+    expect((err as Error).message).toBe('bad reply to trace.get: trace is required');
+  });
+
+  it('dead-letters, unhandled, a message that does not belong on a queue with a routing key', async () => {
+    const server = newBroker('executor');
+    await server.connect();
+    const handled: string[] = [];
+    // A queue declared for executor.queries that someone also bound task.cancel's key to.
+    const spec = {
+      ...traceQueue('strict'),
+      routingKey: 'executor.queries',
+      bindings: [routingKeyFor('trace.get'), routingKeyFor('task.cancel', ACCOUNT)],
+    };
+    await consume(server, spec, async (d) => {
+      handled.push(d.type);
+    });
+    const client = newBroker('orchestrator');
+    await client.connect();
+    await client.publish('task.cancel', cancelData(9), { partitionKey: ACCOUNT });
+    await waitFor(async () => (await queueCounts(`${ns}.strict.dead`))?.ready === 1, { what: 'the dead-lettered task.cancel' });
+    expect(handled).toEqual([]);
   });
 
   it('rejects request() with RequestTimeoutError after about timeoutMs when nobody consumes the queue', async () => {

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { connect as amqpConnect, type Channel, type ChannelModel } from 'amqplib';
-import { EXCHANGES, routingKeyFor, type TaskCancel } from '@tes/contracts';
+import { EXCHANGES, routingKeyFor, type TaskCancel, type TaskReply } from '@tes/contracts';
 import { AMQP_URL, memoryLogger, uniqueName, waitFor } from '@tes/testing';
 import { Broker, type ConsumeOptions, type Delivery, type QueueSpec } from './broker.js';
 
@@ -111,10 +111,15 @@ describe('Broker graceful stop (RabbitMQ integration)', () => {
     const server = newBroker('server');
     await server.connect();
     let started = false;
+    const cancelled = (id: string): TaskReply => ({
+      ok: true,
+      version: 2,
+      task: { id, status: 'cancelled', cancelled_at: '2024-01-01T00:00:00.000Z' },
+    });
     await server.consume(SPEC, async (d) => {
       started = true;
       await sleep(500);
-      await d.reply({ ok: true, task_id: (d.data as TaskCancel).task_id });
+      if (d.type === 'task.cancel') await d.reply(cancelled(d.data.task_id));
     });
     const client = newBroker('client');
     await client.connect();
@@ -122,7 +127,7 @@ describe('Broker graceful stop (RabbitMQ integration)', () => {
     const answer = client.request('task.cancel', cancelData(1), { partitionKey: ACCOUNT, timeoutMs: 5000 });
     await waitFor(() => started, { what: 'the handler in flight' });
     await server.close(10_000);
-    await expect(answer).resolves.toEqual({ ok: true, task_id: 'task_1' });
+    await expect(answer).resolves.toEqual(cancelled('task_1'));
     expect(await client.queueDepth('work')).toBe(0);
   });
 

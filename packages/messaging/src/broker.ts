@@ -5,9 +5,13 @@ import {
   newMessageId,
   routingKeyFor,
   validateMessage,
+  validateReply,
   type Envelope,
   type MessageDataMap,
+  type MessagesRoutedTo,
   type MessageType,
+  type ReplyOf,
+  type RequestType,
 } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
 import { isPermanentFailure } from './permanent-failure.js';
@@ -15,6 +19,11 @@ import { isPermanentFailure } from './permanent-failure.js';
 export interface QueueSpec {
   name: string;
   exchange: string;
+  /**
+   * The catalog routing key of the messages this queue receives: its handler gets deliveries of
+   * those types only (any other message is dead-lettered as malformed). Without it, any message.
+   */
+  routingKey?: string;
   bindings: readonly string[];
   /** One active consumer at a time across all replicas: the single writer of a partition. */
   singleActiveConsumer?: boolean;
@@ -39,6 +48,7 @@ export interface ConsumerAttachment {
   readonly open: boolean;
 }
 
+/** One message handed to a consumer; `reply` takes the request's reply type (`never` for a plain message). */
 export interface Delivery<T extends MessageType = MessageType> {
   type: T;
   data: MessageDataMap[T];
@@ -47,7 +57,7 @@ export interface Delivery<T extends MessageType = MessageType> {
   /** The consumer attachment this message was delivered on. */
   consumer: ConsumerAttachment;
   /** Answers a request made with `broker.request`; a no-op for plain messages. */
-  reply(body: object): Promise<void>;
+  reply(body: ReplyOf<T>): Promise<void>;
   /** For a request: when its requester stops waiting (epoch ms); undefined for plain messages. */
   deadline: number | undefined;
   /**
@@ -58,7 +68,18 @@ export interface Delivery<T extends MessageType = MessageType> {
   forward<T extends MessageType>(type: T, data: MessageDataMap[T], opts?: PublishOptions): Promise<string>;
 }
 
-export type Handler = (delivery: Delivery) => Promise<void>;
+/** A delivery of one of the types `T`, narrowed by `d.type` (`switch (d.type) { case 'task.cancel': d.data.task_id }`). */
+export type AnyDelivery<T extends MessageType = MessageType> = { [K in T]: Delivery<K> }[T];
+
+/** The message types a queue receives: those of its `routingKey`, or all. */
+export type QueueMessageType<Q extends QueueSpec> = Q extends { exchange: infer E extends string; routingKey: infer K extends string }
+  ? MessagesRoutedTo<E, K>
+  : MessageType;
+
+/** What a consumer of queue `Q` is handed. */
+export type DeliveryOn<Q extends QueueSpec> = AnyDelivery<QueueMessageType<Q>>;
+
+export type Handler<T extends MessageType = MessageType> = (delivery: AnyDelivery<T>) => Promise<void>;
 
 /** What `consume` returns: the consumer's current attachment, undefined while it has none (broker unreachable). */
 export interface ConsumerHandle {
@@ -241,10 +262,15 @@ export class Broker {
     for (const key of queue.bindings) await ch.bindQueue(name, this.name(queue.exchange), key);
   }
 
-  async consume(queue: QueueSpec, handler: Handler, options: ConsumeOptions = {}): Promise<ConsumerHandle> {
+  async consume<Q extends QueueSpec>(
+    queue: Q,
+    handler: Handler<QueueMessageType<Q>>,
+    options: ConsumeOptions = {},
+  ): Promise<ConsumerHandle> {
     const reg: Registration = {
       queue,
-      handler,
+      // Sound: handle() hands this queue's handler only the message types of its routing key.
+      handler: handler as unknown as Handler,
       options: { prefetch: options.prefetch ?? 16, serial: options.serial ?? false, maxAttempts: options.maxAttempts ?? 10 },
     };
     this.registrations.push(reg);
@@ -299,6 +325,7 @@ export class Broker {
     try {
       envelope = JSON.parse(msg.content.toString('utf8')) as Envelope;
       parsed = validateMessage(envelope);
+      checkRoute(reg.queue, parsed.type);
     } catch (err) {
       log.error('malformed message dead-lettered', { queue: reg.queue.name, error: (err as Error).message });
       safe(() => ch.nack(msg, false, false));
@@ -324,16 +351,18 @@ export class Broker {
           ...(Number.isFinite(deadline) ? { headers: { [REPLY_DEADLINE_HEADER]: deadline } } : {}),
         }
       : {};
-    const delivery: Delivery = {
+    // Validated above against the catalog: data and envelope are of `parsed.type`.
+    const delivery = {
       type: parsed.type,
-      data: parsed.data as never,
-      envelope: envelope as never,
+      data: parsed.data,
+      envelope,
       redelivered: msg.fields.redelivered,
       consumer: attachment,
-      reply: (body) => this.sendReply(msg, body),
+      reply: (body: object) => this.sendReply(msg, body),
       deadline: msg.properties.replyTo && Number.isFinite(deadline) ? deadline : undefined,
-      forward: (type, data, opts = {}) => this.publishWith(type, data, opts, replyProps),
-    };
+      forward: <F extends MessageType>(type: F, data: MessageDataMap[F], opts: PublishOptions = {}) =>
+        this.publishWith(type, data, opts, replyProps),
+    } as unknown as AnyDelivery;
     const started = performance.now();
     try {
       await reg.handler(delivery);
@@ -424,8 +453,15 @@ export class Broker {
     return env.id;
   }
 
-  /** Request/reply over direct reply-to, with a timeout. */
-  async request<T extends MessageType>(type: T, data: MessageDataMap[T], opts: PublishOptions & { timeoutMs: number }): Promise<unknown> {
+  /**
+   * Request/reply over direct reply-to, with a timeout. The reply is checked against the
+   * request's reply schema: one that does not match rejects with ReplyValidationError.
+   */
+  async request<T extends RequestType>(
+    type: T,
+    data: MessageDataMap[T],
+    opts: PublishOptions & { timeoutMs: number },
+  ): Promise<ReplyOf<T>> {
     const ch = this.replyChannel;
     if (!ch || this.stopping) throw new BrokerUnavailableError();
     const env = this.envelope(type, data, opts);
@@ -433,7 +469,7 @@ export class Broker {
     const correlationId = env.id;
     const { exchange } = CATALOG[type];
     const key = routingKeyFor(type, opts.partitionKey);
-    return new Promise((resolve, reject) => {
+    const body = await new Promise<unknown>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(correlationId);
         reject(new RequestTimeoutError(type, opts.timeoutMs));
@@ -454,6 +490,7 @@ export class Broker {
         reject(new BrokerUnavailableError(`request failed: ${(err as Error).message}`));
       }
     });
+    return validateReply(type, body);
   }
 
   private onReply(msg: ConsumeMessage | null): void {
@@ -524,6 +561,14 @@ export class Broker {
     for (const reg of this.registrations) await reg.channel?.close().catch(() => undefined);
     this.failPending(new BrokerUnavailableError('broker closing'));
     await this.connection?.close().catch(() => undefined);
+  }
+}
+
+/** A queue with a routing key receives only the catalog's messages of that route. */
+function checkRoute(queue: QueueSpec, type: MessageType): void {
+  const route = CATALOG[type];
+  if (queue.routingKey !== undefined && (route.exchange !== queue.exchange || route.routingKey !== queue.routingKey)) {
+    throw new Error(`message ${type} does not belong on queue ${queue.name}`);
   }
 }
 

@@ -1,4 +1,4 @@
-import { connectionViewSchema } from '../messages/catalog.js';
+import { connectionViewSchema } from '../messages/vault.js';
 import { storableString } from './storable.js';
 
 /**

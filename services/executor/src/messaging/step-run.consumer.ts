@@ -12,7 +12,7 @@ export async function consumeStepRuns(
   await broker.consume(
     QUEUES.executorSteps,
     async (delivery) => {
-      const step = delivery.data as StepRun;
+      const step = delivery.data;
       const logger = deps.logger.child({
         task_id: step.task_id,
         step_index: step.step_index,

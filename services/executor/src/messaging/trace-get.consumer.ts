@@ -1,4 +1,4 @@
-import { QUEUES, type TraceGet } from '@tes/contracts';
+import { QUEUES } from '@tes/contracts';
 import type { Broker } from '@tes/messaging';
 import type { StepRunRepository } from '../store/step-run.repository.js';
 
@@ -7,7 +7,7 @@ export async function consumeTraceQueries(broker: Broker, steps: StepRunReposito
   await broker.consume(
     QUEUES.executorQueries,
     async (delivery) => {
-      const q = delivery.data as TraceGet;
+      const q = delivery.data;
       const runs = await steps.traceOf(q.task_id, q.account_id, q.environment);
       const trace = {
         task_id: q.task_id,

@@ -1,8 +1,6 @@
-import { compile, credentialReplySchema, type CredentialReply } from '@tes/contracts';
+import { ReplyValidationError, type CredentialReply } from '@tes/contracts';
 import { reconnectAdvice } from '../domain/failure-advice.js';
 import { AuthorizationRequired, ToolError, TransientError, type ToolContext } from '../tools/tool.js';
-
-const checkReply = compile<CredentialReply>(credentialReplySchema);
 
 /**
  * A usable access token for the step's user and service, from the oauth-vault over
@@ -24,9 +22,9 @@ export async function accessToken(ctx: ToolContext, service: string, scopes: rea
     );
   }
   if (!env.broker) throw new TransientError('no broker to reach the credential vault');
-  let raw: unknown;
+  let reply: CredentialReply;
   try {
-    raw = await env.broker.request(
+    reply = await env.broker.request(
       'credential.get',
       {
         account_id: step.account_id,
@@ -40,10 +38,9 @@ export async function accessToken(ctx: ToolContext, service: string, scopes: rea
       { timeoutMs: env.settings.vaultTimeoutMs, ...(env.correlationId ? { correlationId: env.correlationId } : {}) },
     );
   } catch (err) {
+    if (err instanceof ReplyValidationError) throw new TransientError('credential vault sent a malformed reply');
     throw new TransientError(`credential vault unavailable: ${(err as Error).message}`);
   }
-  if (!checkReply(raw)) throw new TransientError('credential vault sent a malformed reply');
-  const reply = raw;
   const label = serviceLabel(service);
   switch (reply.status) {
     case 'ok':

@@ -18,7 +18,7 @@ export async function startFakeVault(
   const vault: FakeVault = { requests: [], answer };
   await broker.consume(QUEUES.vaultRequests, async (d) => {
     if (d.type !== 'credential.get') return;
-    const q = d.data as CredentialGet;
+    const q = d.data;
     vault.requests.push(q);
     await d.reply(vault.answer(q));
   });

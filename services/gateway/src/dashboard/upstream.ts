@@ -2,10 +2,9 @@ import type {
   ConnectionView,
   Environment,
   MessageDataMap,
-  MessageType,
+  ReplyOf,
   TaskTrace,
   WaitingData,
-  WebhookDeliveriesReply,
   WebhookDeliveryInfo,
   WebhookGetReply,
   WebhookRotateReply,
@@ -19,6 +18,28 @@ import { DashError } from './errors.js';
 export interface Scope {
   account_id: string;
   environment: Environment;
+}
+
+/** The requests the dashboard sends whose replies are `{ok: true, ...}` or a refusal. */
+type DashboardRequest =
+  | 'webhook.get'
+  | 'webhook.deliveries'
+  | 'webhook.set'
+  | 'webhook.rotate_secret'
+  | 'webhook.send_test'
+  | 'webhook.redeliver'
+  | 'connections.list'
+  | 'connection.revoke';
+
+type Accepted<R> = Extract<R, { ok: true }>;
+
+function isAccepted<R extends { ok: boolean }>(reply: R): reply is Accepted<R> {
+  return reply.ok;
+}
+
+/** A refusal's code and message (a malformed one is refused by the broker before it gets here). */
+function refusalOf(reply: { ok: boolean; error?: { code: string; message: string } }): { code: string; message: string } {
+  return reply.error ?? { code: 'internal_error', message: 'The request failed.' };
 }
 
 const WEBHOOKS = 'Webhook service';
@@ -35,11 +56,11 @@ export class DashboardUpstream {
   ) {}
 
   /**
-   * A request whose refusal or silence the page shows: an `ok` reply, or a DashError (400 for an
-   * invalid request, 404 for an unknown one, 503 when `what` did not answer or failed).
+   * A request whose refusal or silence the page shows: its accepted reply, or a DashError (400 for
+   * an invalid request, 404 for an unknown one, 503 when `what` did not answer or failed).
    */
-  async ask(type: MessageType, data: MessageDataMap[MessageType], what: string): Promise<Record<string, unknown>> {
-    let reply: unknown;
+  async ask<T extends DashboardRequest>(type: T, data: MessageDataMap[T], what: string): Promise<Accepted<ReplyOf<T>>> {
+    let reply: ReplyOf<T>;
     try {
       reply = await this.broker.request(type, data, { timeoutMs: this.timeoutMs });
     } catch (err) {
@@ -48,25 +69,23 @@ export class DashboardUpstream {
       }
       throw err;
     }
-    const r = (reply ?? {}) as { ok?: boolean; error?: { code?: string; message?: string } };
-    if (r.ok === true) return r;
-    const code = r.error?.code ?? 'internal_error';
-    const message = r.error?.message ?? 'The request failed.';
+    if (isAccepted(reply)) return reply;
+    const { code, message } = refusalOf(reply);
     if (code === 'invalid_request') throw new DashError(400, 'Not accepted', message);
     if (code === 'not_found' || code === 'connection_not_found') throw new DashError(404, 'Not found', message);
     throw new DashError(503, `${what} is unavailable`, `The ${what.toLowerCase()} could not answer. Try again in a moment.`);
   }
 
   /** The environment's webhook endpoint and secret (its value only when `revealSecret`). */
-  async webhook(scope: Scope, o: { revealSecret?: boolean } = {}): Promise<WebhookGetReply> {
+  async webhook(scope: Scope, o: { revealSecret?: boolean } = {}): Promise<Accepted<WebhookGetReply>> {
     const data = o.revealSecret ? { ...scope, reveal_secret: true } : scope;
-    return (await this.ask('webhook.get', data, WEBHOOKS)) as unknown as WebhookGetReply;
+    return this.ask('webhook.get', data, WEBHOOKS);
   }
 
   /** The newest deliveries, of one task when `taskId` is given. */
   async webhookDeliveries(scope: Scope, o: { taskId?: string; limit: number }): Promise<WebhookDeliveryInfo[]> {
     const data = { ...scope, ...(o.taskId ? { task_id: o.taskId } : {}), limit: o.limit };
-    return ((await this.ask('webhook.deliveries', data, WEBHOOKS)) as unknown as WebhookDeliveriesReply).data;
+    return (await this.ask('webhook.deliveries', data, WEBHOOKS)).data;
   }
 
   async setWebhookEndpoint(scope: Scope, url: string): Promise<void> {
@@ -74,7 +93,7 @@ export class DashboardUpstream {
   }
 
   async rotateWebhookSecret(scope: Scope): Promise<WebhookRotateReply['secret']> {
-    return ((await this.ask('webhook.rotate_secret', scope, WEBHOOKS)) as unknown as WebhookRotateReply).secret;
+    return (await this.ask('webhook.rotate_secret', scope, WEBHOOKS)).secret;
   }
 
   async sendTestEvent(scope: Scope): Promise<void> {
@@ -88,7 +107,7 @@ export class DashboardUpstream {
   /** The end user's connections, without anything the page does not show. */
   async connections(scope: Scope, userId: string): Promise<ConnectionView[]> {
     const r = await this.ask('connections.list', { ...scope, user_id: userId }, VAULT);
-    return ((r['connections'] ?? []) as ConnectionView[]).map((c) => ({
+    return r.connections.map((c) => ({
       service: c.service,
       scopes: c.scopes,
       status: c.status,
@@ -104,7 +123,7 @@ export class DashboardUpstream {
   async trace(scope: Scope, taskId: string): Promise<TaskTrace | null> {
     try {
       const reply = await this.broker.request('trace.get', { task_id: taskId, ...scope }, { timeoutMs: this.timeoutMs });
-      return (reply as { ok?: boolean }).ok === true ? (reply as { trace: TaskTrace }).trace : null;
+      return reply.ok ? reply.trace : null;
     } catch {
       return null;
     }

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { MessageDataMap, MessageType, TaskReply } from '@tes/contracts';
+import type { MessageDataMap, RefusalReply, ReplyOf, RequestType, TaskReply } from '@tes/contracts';
 import { AppError, isApiErrorCode } from '@tes/errors';
 import { requestIdOf } from '@tes/http';
 import { BrokerUnavailableError, RequestTimeoutError, type Broker } from '@tes/messaging';
@@ -21,7 +21,7 @@ export function upstreamOf(deps: { broker: Broker; timeoutMs: number }, res: Res
  * Request/reply to the service that owns `type`, under the caller's correlation id. Every
  * gateway → service request goes through here; an unreachable back end is 503 (upstreamError).
  */
-export function ask<T extends MessageType>(u: Upstream, type: T, data: MessageDataMap[T], partitionKey?: string): Promise<unknown> {
+export function ask<T extends RequestType>(u: Upstream, type: T, data: MessageDataMap[T], partitionKey?: string): Promise<ReplyOf<T>> {
   return u.broker
     .request(type, data, {
       timeoutMs: u.timeoutMs,
@@ -41,41 +41,27 @@ export function upstreamError(err: unknown): never {
   throw err;
 }
 
-/** The orchestrator's answer: the task, or its error as the API's (a refused create keeps its suggestion and what is missing). */
-export function unwrapReply(reply: unknown): NonNullable<TaskReply['task']> & Record<string, unknown> {
-  const r = reply as TaskReply;
-  if (!r.ok) {
-    const code = r.error?.code;
-    throw new AppError(isApiErrorCode(code) ? code : 'internal_error', r.error?.message ?? 'request failed', {
-      suggestion: r.error?.suggestion,
-      missing: r.error?.missing,
-    });
-  }
-  return r.task ?? {};
-}
-
-interface VaultReply {
-  ok?: boolean;
-  error?: { code?: string; message?: string };
+/** The orchestrator's answer to task.create or task.cancel: the task's version and view, or its error as the API's (a refused create keeps its suggestion and what is missing). */
+export function unwrapReply(reply: TaskReply): Extract<TaskReply, { ok: true }> {
+  if (reply.ok) return reply;
+  const { code, message, suggestion, missing } = reply.error;
+  throw new AppError(isApiErrorCode(code) ? code : 'internal_error', message, { suggestion, missing });
 }
 
 /**
- * The oauth-vault's `{ok: true, ...}` or `{ok: false, error: {code, message}}`. Its
- * "not found" (`not_found` or `connection_not_found`) is 404 connection_not_found;
- * another API code passes through; anything else is an internal error.
+ * The oauth-vault's answer. Its "not found" (`not_found` or `connection_not_found`) is 404
+ * connection_not_found; another refusal is the API's error (refusalError).
  */
-export function vaultReply<T extends object>(reply: unknown, opts: { notFound?: string } = {}): T {
-  const r = (reply ?? {}) as VaultReply;
-  if (r.ok === true) return r as T;
-  const code = r.error?.code;
-  if (code === 'not_found' || code === 'connection_not_found') {
-    throw new AppError('connection_not_found', opts.notFound ?? r.error?.message ?? 'No such connection');
-  }
-  if (code === 'temporarily_unavailable') {
-    throw new AppError(code, r.error?.message ?? 'The service is temporarily unavailable; retry shortly', {
-      headers: { 'Retry-After': '1' },
-    });
-  }
-  if (isApiErrorCode(code) && code !== 'internal_error') throw new AppError(code, r.error?.message ?? code);
-  throw new AppError('internal_error', 'An internal error occurred; retry with exponential backoff');
+export function vaultReply<A extends { ok: true }>(reply: A | RefusalReply, opts: { notFound?: string } = {}): A {
+  if (reply.ok) return reply;
+  const { code, message } = reply.error;
+  if (code === 'not_found' || code === 'connection_not_found') throw new AppError('connection_not_found', opts.notFound ?? message);
+  throw refusalError(reply);
+}
+
+/** A refusal as the API's error: temporarily_unavailable (with Retry-After) and other API codes pass through; anything else is an internal error. */
+export function refusalError({ error: { code, message } }: RefusalReply): AppError {
+  if (code === 'temporarily_unavailable') return new AppError(code, message, { headers: { 'Retry-After': '1' } });
+  if (isApiErrorCode(code) && code !== 'internal_error') return new AppError(code, message);
+  return new AppError('internal_error', 'An internal error occurred; retry with exponential backoff');
 }

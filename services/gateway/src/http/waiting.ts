@@ -14,12 +14,12 @@ export async function currentWaiting(view: TaskViewDoc, u: Upstream): Promise<Wa
   if (view.status !== 'waiting' || !view.waiting) return undefined;
   const stored = view.waiting;
   try {
-    const reply = (await u.broker.request(
+    const reply = await u.broker.request(
       'consent_link.renew',
       { account_id: view.account_id, environment: view.environment, auth_url: stored.auth_url },
       { timeoutMs: Math.min(u.timeoutMs, RENEW_TIMEOUT_MS), ...(u.correlationId ? { correlationId: u.correlationId } : {}) },
-    )) as { ok?: boolean; auth_url?: string };
-    return reply.ok === true && reply.auth_url ? { ...stored, auth_url: reply.auth_url } : stored;
+    );
+    return reply.ok ? { ...stored, auth_url: reply.auth_url } : stored;
   } catch {
     return stored;
   }

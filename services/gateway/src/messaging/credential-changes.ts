@@ -1,4 +1,4 @@
-import { QUEUES, type GatewayCredentialsChanged } from '@tes/contracts';
+import { QUEUES } from '@tes/contracts';
 import type { Broker } from '@tes/messaging';
 import type { CredentialsCache } from '../domain/credentials-cache.js';
 
@@ -11,7 +11,7 @@ export async function followCredentialChanges(broker: Broker, cache: Credentials
   const handle = await broker.consume(
     QUEUES.gatewayCredentialChanges(replica),
     async (d) => {
-      cache.invalidate((d.data as GatewayCredentialsChanged).account_id);
+      cache.invalidate(d.data.account_id);
     },
     { prefetch: 64 },
   );

@@ -1,4 +1,4 @@
-import type { Broker, Delivery, Handler } from '@tes/messaging';
+import type { AnyDelivery, Broker, Handler } from '@tes/messaging';
 import { memoryLogger } from '@tes/testing';
 import type { VaultDeps } from '../domain/deps.js';
 import { consumeVaultRequests } from './vault-requests.consumer.js';
@@ -49,7 +49,7 @@ describe('vault requests consumer', () => {
       reply: async (body: object) => {
         replies.push(body);
       },
-    } as unknown as Delivery;
+    } as unknown as AnyDelivery;
     await handle!(d);
     return replies;
   };

@@ -1,13 +1,4 @@
-import {
-  QUEUES,
-  type ConsentLinkRenew,
-  type ConnectionRevoke,
-  type ConnectionsList,
-  type CredentialGet,
-  type ProviderDelete,
-  type ProviderRegister,
-  type SettingsLinkCreate,
-} from '@tes/contracts';
+import { QUEUES } from '@tes/contracts';
 import type { Broker } from '@tes/messaging';
 import { renewConsentLink } from '../domain/consent-link.use-case.js';
 import { deleteProvider, registerProvider } from '../domain/custom-providers.use-case.js';
@@ -33,32 +24,32 @@ export async function consumeVaultRequests(broker: Broker, deps: VaultDeps, pref
     async (d) => {
       // The requester's correlation id (the API request id, or the step's) is on every line; tokens never are (the logger redacts).
       const log = deps.logger.child({ type: d.type, message_id: d.envelope.id, correlation_id: d.envelope.correlation_id });
-      const data = d.data as Partial<CredentialGet>;
+      const data: { account_id: string; service?: string; task_id?: string } = d.data;
       log.debug('vault request', { service: data.service, task_id: data.task_id, account_id: data.account_id });
       const scoped: VaultDeps = { ...deps, logger: log }; // the use cases' own lines carry it too
       try {
         switch (d.type) {
           case 'credential.get':
-            return await d.reply(await getCredential(d.data as CredentialGet, scoped));
+            return await d.reply(await getCredential(d.data, scoped));
           case 'connections.list':
-            return await d.reply({ ok: true, connections: await listConnections(d.data as ConnectionsList, scoped) });
+            return await d.reply({ ok: true, connections: await listConnections(d.data, scoped) });
           case 'connection.revoke': {
-            const r = await revokeConnection(d.data as ConnectionRevoke, scoped);
+            const r = await revokeConnection(d.data, scoped);
             return await d.reply(r.ok ? { ok: true } : r);
           }
           case 'settings_link.create': {
-            const q = d.data as SettingsLinkCreate;
+            const q = d.data;
             const ttl = q.ttl_seconds ?? settingsLinkTtlS;
             const { token, expiresAt } = deps.signer.signSettings({ acct: q.account_id, env: q.environment, usr: q.user_id }, ttl);
             const url = `${deps.settings.publicBaseUrl}/settings?token=${encodeURIComponent(token)}`;
             return await d.reply({ ok: true, url, expires_at: expiresAt.toISOString() });
           }
           case 'consent_link.renew':
-            return await d.reply(await renewConsentLink(d.data as ConsentLinkRenew, scoped));
+            return await d.reply(await renewConsentLink(d.data, scoped));
           case 'provider.register':
-            return await d.reply(await registerProvider(d.data as ProviderRegister, scoped));
+            return await d.reply(await registerProvider(d.data, scoped));
           case 'provider.delete':
-            return await d.reply(await deleteProvider(d.data as ProviderDelete, scoped));
+            return await d.reply(await deleteProvider(d.data, scoped));
           default:
             return undefined;
         }

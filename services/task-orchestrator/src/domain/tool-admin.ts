@@ -1,9 +1,9 @@
 import { BUILT_IN_TOOLS } from '@tes/catalog';
-import type { ToolDelete, ToolListRequest, ToolRegister } from '@tes/contracts';
+import type { ReplyOf, ToolDelete, ToolListRequest, ToolRegister } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
 import type { ToolStore } from './ports.js';
 
-type Reply = (body: object) => Promise<void>;
+type Reply<T extends 'tool.register' | 'tool.list' | 'tool.delete'> = (body: ReplyOf<T>) => Promise<void>;
 
 /** Names a custom tool may not take: built-in tools and the OAuth services of built-in tools. */
 export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set(BUILT_IN_TOOLS.flatMap((t) => [t.name, ...(t.service ? [t.service] : [])]));
@@ -18,7 +18,7 @@ export class ToolAdmin {
     private readonly logger: Logger,
   ) {}
 
-  async register(cmd: ToolRegister, reply: Reply): Promise<void> {
+  async register(cmd: ToolRegister, reply: Reply<'tool.register'>): Promise<void> {
     if (RESERVED_TOOL_NAMES.has(cmd.tool.name)) {
       return reply({ ok: false, error: { code: 'invalid_request', message: `name "${cmd.tool.name}" is a built-in tool or service` } });
     }
@@ -31,12 +31,12 @@ export class ToolAdmin {
     return reply({ ok: true, created, tool });
   }
 
-  async list(cmd: ToolListRequest, reply: Reply): Promise<void> {
+  async list(cmd: ToolListRequest, reply: Reply<'tool.list'>): Promise<void> {
     return reply({ ok: true, tools: await this.tools.list(cmd.account_id, cmd.environment) });
   }
 
   /** True when the tool existed (the caller then fails the tasks waiting on it). */
-  async delete(cmd: ToolDelete, reply: Reply): Promise<boolean> {
+  async delete(cmd: ToolDelete, reply: Reply<'tool.delete'>): Promise<boolean> {
     if (!(await this.tools.delete(cmd.account_id, cmd.environment, cmd.name))) {
       await reply({ ok: false, error: { code: 'not_found', message: `No tool ${cmd.name}` } });
       return false;

@@ -1,5 +1,5 @@
 import type { Broker } from '@tes/messaging';
-import type { Task } from '../domain/task.js';
+import type { OutboxMessage, Task } from '../domain/task.js';
 
 /**
  * Publishes a task's outbox with confirms, in order. Clearing it in the database is the
@@ -18,6 +18,11 @@ export function outboxRelay(broker: Broker, onStatus?: (status: string) => void)
         }),
       ),
     );
-    for (const msg of doc.outbox) if (msg.type === 'task.event') onStatus?.((msg.data as { task: { status: string } }).task.status);
+    for (const msg of doc.outbox) if (isTaskEvent(msg)) onStatus?.(msg.data.task.status);
   };
+}
+
+/** An outbox message's data is that of its type (OutboxMessage<T> ties them). */
+function isTaskEvent(msg: OutboxMessage): msg is OutboxMessage<'task.event'> {
+  return msg.type === 'task.event';
 }

@@ -1,16 +1,5 @@
-import {
-  PARTITIONS,
-  QUEUES,
-  type ConnectionChanged,
-  type StepResult,
-  type TaskCancel,
-  type TaskCreate,
-  type TaskReconcile,
-  type ToolDelete,
-  type ToolListRequest,
-  type ToolRegister,
-} from '@tes/contracts';
-import { isPermanentFailure, type Broker, type Delivery } from '@tes/messaging';
+import { PARTITIONS, QUEUES, type RefusalReply, type TaskReply } from '@tes/contracts';
+import { isPermanentFailure, type Broker, type DeliveryOn } from '@tes/messaging';
 import { PartitionMemory } from '../domain/partition-memory.js';
 import type { TaskWriter } from '../domain/task-writer.js';
 import type { ToolAdmin } from '../domain/tool-admin.js';
@@ -40,7 +29,7 @@ export async function consumePartitions(
           } catch (err) {
             mem.forget();
             // Dead-lettered at once by the broker: answer the requester now rather than let it time out.
-            if (isPermanentFailure(err)) await d.reply(REFUSED_BY_DATABASE).catch(() => undefined);
+            if (isPermanentFailure(err)) await refuse(d).catch(() => undefined);
             throw err;
           }
         }),
@@ -54,10 +43,26 @@ export async function consumePartitions(
  * 400 invalid_request at the gateway. The database's own message stays in the log (it can name
  * internals); the gateway's schema names the field for what it knows to refuse.
  */
-const REFUSED_BY_DATABASE = {
+const REFUSED_BY_DATABASE: RefusalReply = {
   ok: false,
   error: { code: 'invalid_request', message: 'The request holds a value the database cannot store; nothing was created or changed' },
 };
+
+type PartitionDelivery = DeliveryOn<ReturnType<typeof QUEUES.orchestratorPartition>>;
+
+/** Answers a request with REFUSED_BY_DATABASE (a plain message has no requester). */
+function refuse(d: PartitionDelivery): Promise<void> {
+  switch (d.type) {
+    case 'task.create':
+    case 'task.cancel':
+    case 'tool.register':
+    case 'tool.list':
+    case 'tool.delete':
+      return d.reply(REFUSED_BY_DATABASE);
+    default:
+      return Promise.resolve();
+  }
+}
 
 export interface PartitionOptions {
   /**
@@ -68,11 +73,17 @@ export interface PartitionOptions {
   planWithModel?: boolean;
 }
 
-async function handle(d: Delivery, mem: PartitionMemory, writer: TaskWriter, tools: ToolAdmin, options: PartitionOptions): Promise<void> {
+async function handle(
+  d: PartitionDelivery,
+  mem: PartitionMemory,
+  writer: TaskWriter,
+  tools: ToolAdmin,
+  options: PartitionOptions,
+): Promise<void> {
   switch (d.type) {
     case 'task.create': {
-      const cmd = d.data as TaskCreate;
-      const reply = (body: object) => d.reply(body);
+      const cmd = d.data;
+      const reply = (body: TaskReply) => d.reply(body);
       if (options.planWithModel && !cmd.plan) {
         // A redelivered create may have been inserted already: no second model call for it.
         if (d.redelivered && (await writer.answerExisting(mem, cmd, reply))) return;
@@ -82,23 +93,23 @@ async function handle(d: Delivery, mem: PartitionMemory, writer: TaskWriter, too
       return writer.create(mem, cmd, reply, d.envelope.correlation_id);
     }
     case 'task.cancel':
-      return writer.cancel(mem, d.data as TaskCancel, (body) => d.reply(body));
+      return writer.cancel(mem, d.data, (body) => d.reply(body));
     case 'step.result':
-      return writer.stepResult(mem, d.data as StepResult);
+      return writer.stepResult(mem, d.data);
     case 'connection.changed':
-      return writer.connectionChanged(mem, d.data as ConnectionChanged);
+      return writer.connectionChanged(mem, d.data);
     case 'task.reconcile':
-      return writer.reconcile(mem, (d.data as TaskReconcile).task_id, (d.data as TaskReconcile).version);
+      return writer.reconcile(mem, d.data.task_id, d.data.version);
     case 'tool.register': {
-      const cmd = d.data as ToolRegister;
+      const cmd = d.data;
       // Forgotten before the write and its answer: the next create reads the tools again.
       mem.toolsChanged(cmd.account_id, cmd.environment);
       return tools.register(cmd, (body) => d.reply(body));
     }
     case 'tool.list':
-      return tools.list(d.data as ToolListRequest, (body) => d.reply(body));
+      return tools.list(d.data, (body) => d.reply(body));
     case 'tool.delete': {
-      const cmd = d.data as ToolDelete;
+      const cmd = d.data;
       mem.toolsChanged(cmd.account_id, cmd.environment);
       const deleted = await tools.delete(cmd, (body) => d.reply(body));
       if (deleted) await writer.toolDeleted(mem, cmd.account_id, cmd.environment, cmd.name);

@@ -1,6 +1,6 @@
-import { QUEUES, type TaskCreate } from '@tes/contracts';
+import { QUEUES } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
-import type { Broker, Delivery } from '@tes/messaging';
+import type { Broker, DeliveryOn } from '@tes/messaging';
 import { DEFAULT_LLM_TIMEOUT_MS, planWithLlm, type LlmPlannerOptions } from '@tes/planner';
 import { catalogWith } from '../domain/custom-tools.js';
 import { refusalReply } from '../domain/task-replies.js';
@@ -31,8 +31,8 @@ export async function consumePlanner(deps: PlannerDeps): Promise<void> {
   await deps.broker.consume(QUEUES.orchestratorPlanner, (d) => plan(deps, d), { prefetch: deps.concurrency });
 }
 
-async function plan(deps: PlannerDeps, d: Delivery): Promise<void> {
-  const cmd = d.data as TaskCreate;
+async function plan(deps: PlannerDeps, d: DeliveryOn<typeof QUEUES.orchestratorPlanner>): Promise<void> {
+  const cmd = d.data;
   const custom = await deps.tools.list(cmd.account_id, cmd.environment);
   // The model gets what is left of the requester's wait: a slow model then falls back in time.
   const budget = d.deadline === undefined ? Infinity : d.deadline - Date.now() - ANSWER_MARGIN_MS;

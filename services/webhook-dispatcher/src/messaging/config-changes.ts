@@ -1,4 +1,4 @@
-import { QUEUES, type Environment, type WebhookConfigChanged } from '@tes/contracts';
+import { QUEUES, type Environment } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
 import { ANNOUNCE_BUDGET_MS, changeAnnouncer, type Broker } from '@tes/messaging';
 import type { ConfigCache } from '../store/config-cache.js';
@@ -13,7 +13,7 @@ export async function followConfigChanges(broker: Broker, cache: ConfigCache, re
   const handle = await broker.consume(
     QUEUES.dispatcherConfigChanges(replica),
     async (d) => {
-      const { account_id, environment } = d.data as WebhookConfigChanged;
+      const { account_id, environment } = d.data;
       cache.invalidate(account_id, environment);
     },
     { prefetch: 64 },

@@ -1,4 +1,4 @@
-import { QUEUES, type TaskEvent } from '@tes/contracts';
+import { QUEUES } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
 import { PoisonMessageError, type Broker } from '@tes/messaging';
 import type { CrashPoint } from '../crash-point.js';
@@ -41,7 +41,7 @@ export async function consumeTaskEvents(broker: Broker, deps: TaskEventConsumerD
   await broker.consume(
     QUEUES.dispatcherTaskEvents,
     async (delivery) => {
-      const message = delivery.data as TaskEvent;
+      const message = delivery.data;
       const logger = deps.logger.child({ task_id: message.task.id, correlation_id: delivery.envelope.correlation_id });
       try {
         // Mapped before it joins a batch: a message that can never be mapped is poison at once.

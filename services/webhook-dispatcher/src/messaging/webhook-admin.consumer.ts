@@ -3,18 +3,14 @@ import {
   TEST_EVENT_ID_PREFIX,
   TEST_TASK_ID_PREFIX,
   newId,
-  type WebhookDeliveries,
   type WebhookDeliveryInfo,
-  type WebhookGet,
-  type WebhookRedeliver,
-  type WebhookRotateSecret,
   type WebhookSecretInfo,
   type WebhookSendTest,
-  type WebhookSet,
+  type WebhookSendTestReply,
 } from '@tes/contracts';
 import { AppError, isAppError } from '@tes/errors';
 import type { Logger } from '@tes/logger';
-import type { Broker, Delivery } from '@tes/messaging';
+import type { Broker, DeliveryOn } from '@tes/messaging';
 import { listDeliveries, redeliver, type DeliveryView } from '../domain/deliveries.use-case.js';
 import { setEndpoint } from '../domain/manage-endpoint.use-case.js';
 import { ensureSecret, rotateSecret } from '../domain/manage-secrets.use-case.js';
@@ -59,7 +55,7 @@ export async function consumeWebhookAdmin(broker: Broker, deps: WebhookAdminDeps
         return;
       }
       try {
-        await d.reply(await handle(d, deps));
+        await handle(d, deps);
       } catch (err) {
         if (isAppError(err) && (err.code === 'invalid_request' || err.code === 'not_found')) {
           await d.reply({ ok: false, error: { code: err.code, message: err.message } });
@@ -73,30 +69,31 @@ export async function consumeWebhookAdmin(broker: Broker, deps: WebhookAdminDeps
   );
 }
 
-async function handle(d: Delivery, deps: WebhookAdminDeps): Promise<object> {
+/** Answers one request (a failure is answered by the caller). */
+async function handle(d: DeliveryOn<typeof QUEUES.dispatcherAdmin>, deps: WebhookAdminDeps): Promise<void> {
   switch (d.type) {
     case 'webhook.get': {
-      const q = d.data as WebhookGet;
+      const q = d.data;
       const endpoint = await deps.endpoints.get(q.account_id, q.environment);
       const [secret] = await deps.secrets.latest(q.account_id, q.environment, 1);
-      return {
+      return d.reply({
         ok: true,
         endpoint: endpoint ? endpointInfo(endpoint) : null,
         secret: secret ? secretInfo(secret, q.reveal_secret === true) : null,
-      };
+      });
     }
     case 'webhook.set': {
-      const q = d.data as WebhookSet;
+      const q = d.data;
       const view = await setEndpoint(
         { endpoints: deps.endpoints, secrets: deps.secrets, guard: deps.guard },
         q.account_id,
         q.environment,
         q.url,
       );
-      return { ok: true, endpoint: { url: view.url, created_at: view.created_at, updated_at: view.updated_at } };
+      return d.reply({ ok: true, endpoint: { url: view.url, created_at: view.created_at, updated_at: view.updated_at } });
     }
     case 'webhook.rotate_secret': {
-      const q = d.data as WebhookRotateSecret;
+      const q = d.data;
       const [current] = await deps.secrets.latest(q.account_id, q.environment, 1);
       if (!current) {
         // No secret yet: the first one is the answer (nothing to rotate away from).
@@ -106,31 +103,29 @@ async function handle(d: Delivery, deps: WebhookAdminDeps): Promise<object> {
       }
       const [latest] = await deps.secrets.latest(q.account_id, q.environment, 1);
       if (!latest) throw new Error('secret missing right after it was written');
-      return { ok: true, secret: secretInfo(latest, true) };
+      return d.reply({ ok: true, secret: { ...secretInfo(latest, false), value: latest.secret } });
     }
     case 'webhook.send_test':
-      return sendTest(d.data as WebhookSendTest, deps);
+      return d.reply(await sendTest(d.data, deps));
     case 'webhook.deliveries': {
-      const q = d.data as WebhookDeliveries;
+      const q = d.data;
       const { data } = q.task_id
         ? await listDeliveries(deps, { task_id: q.task_id })
         : await listDeliveries(deps, { account_id: q.account_id, environment: q.environment, limit: q.limit ?? 25 });
       // listByTask is keyed by task only: keep this account environment's events, nothing else.
       const mine = data.filter((e) => e.account_id === q.account_id && e.environment === q.environment);
-      return { ok: true, data: mine.slice(0, q.limit ?? 100).map(deliveryInfo) };
+      return d.reply({ ok: true, data: mine.slice(0, q.limit ?? 100).map(deliveryInfo) });
     }
     case 'webhook.redeliver': {
-      const q = d.data as WebhookRedeliver;
+      const q = d.data;
       const event = await deps.events.get(q.event_id);
       if (!event || event.account_id !== q.account_id || event.environment !== q.environment) {
         throw notFound(`no webhook event ${q.event_id}`);
       }
       const view = await redeliver(deps, q.event_id);
       deps.onStored();
-      return { ok: true, delivery: deliveryInfo(view) };
+      return d.reply({ ok: true, delivery: deliveryInfo(view) });
     }
-    default:
-      throw new Error(`unexpected message ${d.type} on ${QUEUES.dispatcherAdmin.name}`);
   }
 }
 
@@ -140,7 +135,7 @@ async function handle(d: Delivery, deps: WebhookAdminDeps): Promise<object> {
  * body is a well-formed `task.progress` for a made-up task (`task_test…`), so receivers that
  * validate the spec's shapes accept it; its webhook id starts with `evt_test_`.
  */
-async function sendTest(q: WebhookSendTest, deps: WebhookAdminDeps): Promise<object> {
+async function sendTest(q: WebhookSendTest, deps: WebhookAdminDeps): Promise<WebhookSendTestReply> {
   const endpoint = await deps.endpoints.get(q.account_id, q.environment);
   if (!endpoint) throw invalid(`the ${q.environment} environment has no webhook endpoint: set one first`);
   await ensureSecret(deps.secrets, q.account_id, q.environment);

@@ -1,5 +1,4 @@
 import type { RequestHandler } from 'express';
-import type { CancelledTask } from '@tes/contracts';
 import type { Broker } from '@tes/messaging';
 import type { TaskViewRepository } from '../../../store/task-view.repository.js';
 import { authOf } from '../../auth.js';
@@ -12,8 +11,8 @@ export function cancelTaskRoute(deps: { broker: Broker; views: TaskViewRepositor
     const { account, environment } = authOf(res);
     const id = taskIdParam(req);
     const reply = await ask(upstreamOf(deps, res), 'task.cancel', { task_id: id, account_id: account._id, environment }, account._id);
-    const task = unwrapReply(reply) as unknown as CancelledTask;
-    const version = Number((reply as { version?: number }).version ?? 0);
+    const { task, version } = unwrapReply(reply);
+    if (!('cancelled_at' in task)) throw new Error('task.cancel was answered with a created task');
     // Read-your-writes: the cancelled state is visible to the next GET, before the event lands.
     const view = await deps.views.get(id, account._id, environment);
     if (view) await deps.views.apply({ ...view, status: 'cancelled', cancelled_at: task.cancelled_at, version });

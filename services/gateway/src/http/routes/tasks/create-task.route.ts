@@ -1,12 +1,5 @@
 import type { RequestHandler } from 'express';
-import {
-  PROMPT_MAX_CHARS,
-  createTaskBodySchema,
-  isoNow,
-  type CreateTaskBody,
-  type CreatedTask,
-  type PlannerInfoData,
-} from '@tes/contracts';
+import { PROMPT_MAX_CHARS, createTaskBodySchema, isoNow, type CreateTaskBody, type CreatedTask } from '@tes/contracts';
 import { AppError } from '@tes/errors';
 import { validBody } from '@tes/http';
 import type { Broker } from '@tes/messaging';
@@ -68,7 +61,8 @@ export function createTaskRoute(deps: {
           account._id,
         ),
       );
-      const task = unwrapReply(reply) as unknown as CreatedTask & { planner?: PlannerInfoData };
+      const { task, version } = unwrapReply(reply);
+      if (!('tool' in task)) throw new Error('task.create was answered with a cancelled task');
       await deps.views.apply({
         _id: task.id,
         account_id: account._id,
@@ -79,7 +73,7 @@ export function createTaskRoute(deps: {
         metadata: task.metadata,
         created_at: task.created_at,
         ...(task.planner ? { planner: task.planner } : {}),
-        version: Number((reply as { version?: number }).version ?? 1),
+        version,
       });
       // user_id and mode are accepted but never echoed (spec 2.1).
       const created: CreatedTask = {

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { TaskTrace } from '@tes/contracts';
-import { AppError, isApiErrorCode } from '@tes/errors';
+import { AppError } from '@tes/errors';
 import type { Broker } from '@tes/messaging';
 import type { TaskViewRepository } from '../../../store/task-view.repository.js';
 import { authOf } from '../../auth.js';
@@ -19,15 +19,7 @@ export function getTraceRoute(deps: { broker: Broker; views: TaskViewRepository;
     const view = await deps.views.get(id, account._id, environment);
     if (!view) throw new AppError('task_not_found', `No task ${id}`);
     const reply = await ask(upstreamOf(deps, res), 'trace.get', { task_id: id, account_id: account._id, environment });
-    const r = reply as { ok?: boolean; trace?: TaskTrace; error?: { code?: string; message?: string } };
-    if (r.ok !== true || !r.trace) {
-      const code = r.error?.code;
-      throw new AppError(
-        isApiErrorCode(code) ? code : 'internal_error',
-        r.error?.message ?? 'An internal error occurred; retry with exponential backoff',
-      );
-    }
-    const { task_id, steps, total_duration_ms } = r.trace;
+    const { task_id, steps, total_duration_ms } = reply.trace;
     const preview = (view.result as { preview?: { steps?: unknown } } | undefined)?.preview;
     const trace: TaskTrace = {
       task_id,

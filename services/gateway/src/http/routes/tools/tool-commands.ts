@@ -38,12 +38,13 @@ export async function registerTool(broker: Broker, s: ToolScope, manifest: ToolM
     : await ask(u, 'provider.delete', { ...scope, service: manifest.name });
   toolReply(reply);
   const registered = await ask(u, 'tool.register', { ...scope, tool: toolView(manifest) }, s.accountId);
-  return toolReply<{ tool: ToolView; created: boolean }>(registered);
+  const { tool, created } = toolReply(registered);
+  return { tool, created };
 }
 
 export async function listTools(broker: Broker, s: ToolScope): Promise<ToolView[]> {
   const reply = await ask(upstream(broker, s), 'tool.list', { account_id: s.accountId, environment: s.environment }, s.accountId);
-  return toolReply<{ tools: ToolView[] }>(reply).tools;
+  return toolReply(reply).tools;
 }
 
 /**

@@ -7,11 +7,13 @@ import {
   isoNow,
   toolManifestSchema,
   toolPathSchema,
+  type RefusalReply,
   type ToolManifest,
   type ToolView,
 } from '@tes/contracts';
-import { AppError, isApiErrorCode } from '@tes/errors';
+import { AppError } from '@tes/errors';
 import { validBody } from '@tes/http';
+import { refusalError } from '../../upstream.js';
 
 /** Names a custom tool may not take: built-in tools and their OAuth services. */
 const RESERVED = new Set(BUILT_IN_TOOLS.flatMap((t) => [t.name, ...(t.service ? [t.service] : [])]));
@@ -78,17 +80,9 @@ export function toolName(req: Request): string {
   return params.name;
 }
 
-/** The orchestrator's or vault's {ok: true, ...} or {ok: false, error}: API codes pass through, unknown tools are 404. */
-export function toolReply<T extends object>(reply: unknown, name?: string): T {
-  const r = (reply ?? {}) as { ok?: boolean; error?: { code?: string; message?: string } };
-  if (r.ok === true) return r as T;
-  const code = r.error?.code;
-  if (code === 'not_found') throw new AppError('not_found', `No tool ${name ?? ''}`.trim());
-  if (code === 'temporarily_unavailable') {
-    throw new AppError(code, r.error?.message ?? 'The service is temporarily unavailable; retry shortly', {
-      headers: { 'Retry-After': '1' },
-    });
-  }
-  if (isApiErrorCode(code) && code !== 'internal_error') throw new AppError(code, r.error?.message ?? code);
-  throw new AppError('internal_error', 'An internal error occurred; retry with exponential backoff');
+/** The orchestrator's or vault's answer about a tool: an unknown tool is 404 not_found, another refusal the API's error. */
+export function toolReply<A extends { ok: true }>(reply: A | RefusalReply, name?: string): A {
+  if (reply.ok) return reply;
+  if (reply.error.code === 'not_found') throw new AppError('not_found', `No tool ${name ?? ''}`.trim());
+  throw refusalError(reply);
 }

@@ -13,7 +13,7 @@ export function createSettingsLinkRoute(deps: { broker: Broker; timeoutMs: numbe
     const { user_id } = connectionParams(req);
     const { account, environment } = authOf(res);
     const reply = await ask(upstreamOf(deps, res), 'settings_link.create', { account_id: account._id, environment, user_id });
-    const { url, expires_at } = vaultReply<{ url: string; expires_at: string }>(reply);
+    const { url, expires_at } = vaultReply(reply);
     res.status(201).json({ url, expires_at });
   };
 }

@@ -1,5 +1,4 @@
 import type { RequestHandler } from 'express';
-import type { ConnectionView } from '@tes/contracts';
 import type { Broker } from '@tes/messaging';
 import { authOf } from '../../auth.js';
 import { ask, upstreamOf, vaultReply } from '../../upstream.js';
@@ -15,8 +14,8 @@ export function listConnectionsRoute(deps: { broker: Broker; timeoutMs: number }
     const { user_id } = connectionParams(req);
     const { account, environment } = authOf(res);
     const reply = await ask(upstreamOf(deps, res), 'connections.list', { account_id: account._id, environment, user_id });
-    const { connections } = vaultReply<{ connections?: ConnectionView[] }>(reply);
-    const data = (connections ?? []).map((c) => ({ service: c.service, scopes: c.scopes, status: c.status, connected_at: c.connected_at }));
+    const { connections } = vaultReply(reply);
+    const data = connections.map((c) => ({ service: c.service, scopes: c.scopes, status: c.status, connected_at: c.connected_at }));
     res.json({ data, has_more: false });
   };
 }

@@ -1,0 +1,107 @@
+/**
+ * Topology. Exchange and queue names are persistent: renaming one is a migration.
+ * Commands go to one owner's queue through `tes.commands` (direct); events go to
+ * `tes.events` (topic); rejected messages go through `tes.dead` to `<queue>.dead`.
+ */
+export const EXCHANGES = {
+  commands: 'tes.commands',
+  events: 'tes.events',
+  dead: 'tes.dead',
+} as const;
+
+/**
+ * Partitions of the per-account single-writer queues. Every publisher and consumer
+ * must agree, so it is a constant: changing it is a migration.
+ */
+export const PARTITIONS = 8;
+
+/** FNV-1a: stable across processes and languages. */
+export function partitionOf(key: string, partitions = PARTITIONS): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % partitions;
+}
+
+/** Where a message goes. */
+export interface MessageRoute {
+  exchange: string;
+  /** Fixed routing key, or a base that gets `.p<partition>` appended. */
+  routingKey: string;
+  partitioned: boolean;
+}
+
+/** One message of an owner's file: its route, its data's schema and, for a request, its reply's schema. */
+export interface MessageDefinition extends MessageRoute {
+  schema: object;
+  reply?: object;
+}
+
+/** Routing key of a route; partitioned routes need the partition key (the account id). */
+export function routeKey(route: MessageRoute, partitionKey?: string): string {
+  if (!route.partitioned) return route.routingKey;
+  if (partitionKey === undefined) throw new Error(`routing key ${route.routingKey} needs a partition key`);
+  return `${route.routingKey}.p${partitionOf(partitionKey)}`;
+}
+
+/**
+ * Queues each owner consumes, with what binds to them. `routingKey` is the catalog routing key
+ * of the messages the queue receives: the broker types its deliveries by it and dead-letters any
+ * other message.
+ */
+export const QUEUES = {
+  orchestratorPartition: (p: number) =>
+    ({ name: `orchestrator.p${p}`, exchange: EXCHANGES.commands, routingKey: 'orchestrator', bindings: [`orchestrator.p${p}`] }) as const,
+  /**
+   * Creates waiting for the LLM planner: not partitioned, consumed by every orchestrator replica
+   * (competing consumers), so no partition's writer waits for a model.
+   */
+  orchestratorPlanner: {
+    name: 'orchestrator.planner',
+    exchange: EXCHANGES.commands,
+    routingKey: 'orchestrator.planner',
+    bindings: ['orchestrator.planner'],
+  },
+  gatewayTaskEvents: (p: number) =>
+    ({ name: `gateway.task-events.p${p}`, exchange: EXCHANGES.events, routingKey: 'task.event', bindings: [`task.event.p${p}`] }) as const,
+  executorSteps: { name: 'executor.steps', exchange: EXCHANGES.commands, routingKey: 'executor.steps', bindings: ['executor.steps'] },
+  executorQueries: {
+    name: 'executor.queries',
+    exchange: EXCHANGES.commands,
+    routingKey: 'executor.queries',
+    bindings: ['executor.queries'],
+  },
+  vaultRequests: { name: 'vault.requests', exchange: EXCHANGES.commands, routingKey: 'vault.requests', bindings: ['vault.requests'] },
+  dispatcherTaskEvents: {
+    name: 'dispatcher.task-events',
+    exchange: EXCHANGES.events,
+    routingKey: 'task.event',
+    bindings: ['task.event.#'],
+  },
+  dispatcherAdmin: {
+    name: 'dispatcher.admin',
+    exchange: EXCHANGES.commands,
+    routingKey: 'dispatcher.admin',
+    bindings: ['dispatcher.admin'],
+  },
+  /** Each dispatcher replica's own queue (exclusive: gone with its connection) of webhook.config_changed. */
+  dispatcherConfigChanges: (replica: string) =>
+    ({
+      name: `dispatcher.config-changes.${replica}`,
+      exchange: EXCHANGES.events,
+      routingKey: 'webhook.config_changed',
+      bindings: ['webhook.config_changed'],
+      exclusive: true,
+    }) as const,
+  /** Each gateway replica's own queue (exclusive: gone with its connection) of gateway.credentials_changed. */
+  gatewayCredentialChanges: (replica: string) =>
+    ({
+      name: `gateway.credential-changes.${replica}`,
+      exchange: EXCHANGES.events,
+      routingKey: 'gateway.credentials_changed',
+      bindings: ['gateway.credentials_changed'],
+      exclusive: true,
+    }) as const,
+} as const;
