@@ -1,4 +1,3 @@
-import { type CredentialReply } from '@tes/contracts';
 import { Broker } from '@tes/messaging';
 import { AMQP_URL, freePort, memoryLogger, request, waitFor, type HttpResult, type Stack } from '@tes/testing';
 import { startAuthServer, type AuthServer } from '../../services/oauth-vault/test/auth-server.js';
@@ -34,11 +33,11 @@ describe('public API conformance: waiting tasks and users’ connections', () =>
       await request('DELETE', url(`/users/${user}/connections/${service}`), { headers: live() }),
     );
   const credential = async (user = USER, task = taskId) =>
-    (await client.request(
+    await client.request(
       'credential.get',
       { account_id: acct.account_id, environment: 'live', user_id: user, service: 'github', scopes: ['repo'], task_id: task },
       { timeoutMs: 10_000 },
-    )) as CredentialReply;
+    );
 
   const cancel = async (id: string) =>
     api.check('POST', '/tasks/{task_id}/cancel', await request('POST', url(`/tasks/${id}/cancel`), { headers: live() }));

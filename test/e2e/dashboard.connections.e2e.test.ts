@@ -1,4 +1,3 @@
-import type { CredentialReply } from '@tes/contracts';
 import { Broker } from '@tes/messaging';
 import { AMQP_URL, freePort, memoryLogger, request, startStack, waitFor, type Stack } from '@tes/testing';
 import { startAuthServer, type AuthServer } from '../../services/oauth-vault/test/auth-server.js';
@@ -25,11 +24,11 @@ describe('dashboard connections (browser)', () => {
   const page = () => browser.page;
   const url = (p: string) => dashboardUrl(stack, p);
   const credential = async () =>
-    (await client.request(
+    await client.request(
       'credential.get',
       { account_id: accountId, environment: 'live', user_id: USER, service: 'github', scopes: ['repo'], task_id: taskId },
       { timeoutMs: 10_000 },
-    )) as CredentialReply;
+    );
 
   beforeAll(async () => {
     const publicPort = await freePort();

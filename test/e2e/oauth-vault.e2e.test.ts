@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { PARTITIONS, QUEUES, type ConnectionChanged, type CredentialGet, type CredentialReply } from '@tes/contracts';
+import { PARTITIONS, QUEUES, type ConnectionChanged, type CredentialGet } from '@tes/contracts';
 import { Broker } from '@tes/messaging';
 import { connectMongo } from '@tes/store';
 import {
@@ -60,7 +60,7 @@ describe('oauth-vault service (real processes)', () => {
     await client.connect();
     for (let p = 0; p < PARTITIONS; p++) {
       await client.consume({ ...QUEUES.orchestratorPartition(p), singleActiveConsumer: true }, async (d) => {
-        if (d.type === 'connection.changed') changes.push(d.data as ConnectionChanged);
+        if (d.type === 'connection.changed') changes.push(d.data);
       });
     }
   }, 90_000);
@@ -73,11 +73,11 @@ describe('oauth-vault service (real processes)', () => {
   });
 
   const credential = async (q: Partial<CredentialGet> & { user_id: string }) => {
-    const reply = (await client.request(
+    const reply = await client.request(
       'credential.get',
       { account_id: ACCOUNT, environment: 'live', service: 'github', scopes: ['repo'], task_id: 'task_e2e', ...q },
       { timeoutMs: 20_000 },
-    )) as CredentialReply;
+    );
     if (reply.access_token) handedOut.add(reply.access_token);
     return reply;
   };

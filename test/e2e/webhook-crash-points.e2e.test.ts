@@ -17,7 +17,7 @@ import {
   type ServiceProcess,
 } from '@tes/testing';
 // The task events the orchestrator publishes, as the dispatcher's own tests build them.
-import { FAST_ENV, taskEvent } from '../../services/webhook-dispatcher/src/testing/fixtures.js';
+import { FAST_ENV, taskEvent } from '../../services/webhook-dispatcher/test/fixtures.js';
 
 /**
  * "A dispatcher killed at any point loses nothing: the worst case is a duplicate with the same

@@ -97,3 +97,4 @@ export function toEnvelope(err: AppError): ErrorEnvelope {
     },
   };
 }
+export { isDatabaseUnavailable } from './database-unavailable.js';

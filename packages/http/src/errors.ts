@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError, isAppError, toEnvelope } from '@tes/errors';
 import type { Logger } from '@tes/logger';
-import { isDatabaseUnavailable } from '@tes/store';
+import { isDatabaseUnavailable } from '@tes/errors';
 
 /** body-parser failures carry a `type`; map them to the spec's envelope. */
 function fromBodyParser(err: { type?: string; limit?: unknown }): AppError | undefined {

@@ -1,5 +1,5 @@
 import mongoose from 'mongoose';
-import { isDatabaseUnavailable } from './database-unavailable.js';
+import { isDatabaseUnavailable } from '@tes/errors';
 
 describe('isDatabaseUnavailable', () => {
   it.each([

@@ -12,7 +12,6 @@ import { connectionIdOf, type ConnectionDoc } from './domain/connection.js';
 const TOOL = 'acme_crm';
 const DEPLOYED = ['github', 'slack', 'google_calendar', 'gmail', 'notion', 'crm'];
 
-type Reply = { ok: true } | { ok: false; error: { code: string; message: string } };
 
 /**
  * Custom tools' OAuth providers, registered at run time through provider.register and used by
@@ -54,13 +53,9 @@ describe("custom tools' OAuth providers", () => {
     ...o,
   });
   const register = async (o: Partial<ProviderRegister> = {}) =>
-    (await h.client.request('provider.register', registration(o), { timeoutMs: 20_000 })) as Reply;
+    await h.client.request('provider.register', registration(o), { timeoutMs: 20_000 });
   const unregister = async (o: Partial<ProviderDelete> = {}) =>
-    (await h.client.request(
-      'provider.delete',
-      { account_id: ACCOUNT, environment: 'live', service: TOOL, ...o },
-      { timeoutMs: 20_000 },
-    )) as Reply;
+    await h.client.request('provider.delete', { account_id: ACCOUNT, environment: 'live', service: TOOL, ...o }, { timeoutMs: 20_000 });
   const ask = (user: string, o: Partial<CredentialGet> = {}): Promise<CredentialReply> =>
     h.credential({ user_id: user, service: TOOL, scopes: ['repo'], ...o });
   const idOf = (user: string, service = TOOL, environment: Environment = 'live', account = ACCOUNT) =>

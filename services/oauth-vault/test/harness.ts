@@ -125,7 +125,7 @@ export async function startHarness(
   const changes: ConnectionChanged[] = [];
   for (let p = 0; p < PARTITIONS; p++) {
     await client.consume({ ...QUEUES.orchestratorPartition(p), singleActiveConsumer: true }, async (d) => {
-      if (d.type === 'connection.changed') changes.push(d.data as ConnectionChanged);
+      if (d.type === 'connection.changed') changes.push(d.data);
     });
   }
 
@@ -153,7 +153,7 @@ export async function startHarness(
         task_id: 'task_test',
         ...q,
       };
-      return (await client.request('credential.get', data, { timeoutMs: 20_000 })) as CredentialReply;
+      return await client.request('credential.get', data, { timeoutMs: 20_000 });
     },
     async list(user, environment = 'live') {
       return (await client.request(
@@ -163,11 +163,11 @@ export async function startHarness(
       )) as never;
     },
     async revoke(user, service = SERVICE) {
-      return (await client.request(
+      return await client.request(
         'connection.revoke',
         { account_id: ACCOUNT, environment: 'live', user_id: user, service },
         { timeoutMs: 20_000 },
-      )) as never;
+      );
     },
     async addReplica(ro: { keys?: string; consume?: boolean } = {}) {
       const r = await replica(ro.keys ?? keys, ro.consume ?? true);

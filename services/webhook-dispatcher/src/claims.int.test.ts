@@ -3,7 +3,7 @@
  * holder died is taken over after the lease; a recorded outcome is never sent twice.
  */
 import { startReceiver, waitFor } from '@tes/testing';
-import { sleep, startHarness, taskEvent, webhookOf, type Harness } from './testing/fixtures.js';
+import { sleep, startHarness, taskEvent, webhookOf, type Harness } from '../test/fixtures.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 

@@ -10,7 +10,7 @@ import { isAppError } from '@tes/errors';
 import { KeyRing } from '@tes/sealing';
 import { parseCommand, runCommand } from './cli/commands.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
-import { dropDatabase } from './testing/fixtures.js';
+import { dropDatabase } from '../test/fixtures.js';
 import { DEVELOPMENT_KEYS } from './secret-keys.js';
 
 const CLI = path.join(REPO_ROOT, 'services', 'webhook-dispatcher', 'dist', 'cli.js');

@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { AMQP_URL, MONGO_URL, REPO_ROOT, runScript, startReceiver, waitFor } from '@tes/testing';
-import { sleep, startHarness, taskEvent, type Harness } from './testing/fixtures.js';
+import { sleep, startHarness, taskEvent, type Harness } from '../test/fixtures.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 

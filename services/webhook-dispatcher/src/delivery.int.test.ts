@@ -7,7 +7,7 @@ import { EXCHANGES, routingKeyFor } from '@tes/contracts';
  */
 import { AMQP_URL, startReceiver, waitFor, type ReceivedRequest } from '@tes/testing';
 import { rotateSecret } from './domain/manage-secrets.use-case.js';
-import { b64Hmac, hexHmac, sleep, startHarness, taskEvent, webhookOf, type Harness } from './testing/fixtures.js';
+import { b64Hmac, hexHmac, sleep, startHarness, taskEvent, webhookOf, type Harness } from '../test/fixtures.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 

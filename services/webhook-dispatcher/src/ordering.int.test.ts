@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startReceiver, waitFor, type ReceivedRequest } from '@tes/testing';
-import { sleep, startHarness, taskEvent, webhookOf, type Harness } from './testing/fixtures.js';
+import { sleep, startHarness, taskEvent, webhookOf, type Harness } from '../test/fixtures.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 

@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { freePort, startReceiver, waitFor } from '@tes/testing';
 import { redeliver } from './domain/deliveries.use-case.js';
-import { sleep, startHarness, taskEvent, type Harness } from './testing/fixtures.js';
+import { sleep, startHarness, taskEvent, type Harness } from '../test/fixtures.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 

@@ -8,7 +8,7 @@ import { rotateSecret } from './domain/manage-secrets.use-case.js';
 import { generateSecret } from './domain/secret.js';
 import { DEVELOPMENT_KEYS } from './secret-keys.js';
 import { SecretRepository } from './store/secret.repository.js';
-import { hexHmac, startHarness, taskEvent, testConfig, webhookOf, type Harness } from './testing/fixtures.js';
+import { hexHmac, startHarness, taskEvent, testConfig, webhookOf, type Harness } from '../test/fixtures.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 

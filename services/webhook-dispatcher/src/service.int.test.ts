@@ -27,7 +27,7 @@ import {
   type ServiceProcess,
 } from '@tes/testing';
 import { createRepositories, type Repositories } from './store/repositories.js';
-import { FAST_ENV, b64Hmac, deleteTopology, dropDatabase, hexHmac, taskEvent, webhookOf } from './testing/fixtures.js';
+import { FAST_ENV, b64Hmac, deleteTopology, dropDatabase, hexHmac, taskEvent, webhookOf } from '../test/fixtures.js';
 import { DEVELOPMENT_KEYS } from './secret-keys.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;

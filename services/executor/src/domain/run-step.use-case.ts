@@ -3,7 +3,7 @@ import { compile, compileDynamic, describeErrors, type StepResult, type StepRun,
 import type { Logger } from '@tes/logger';
 import type { Broker } from '@tes/messaging';
 import { serviceLabel } from '../provider-api/credentials.js';
-import { isDatabaseUnavailable } from '@tes/store';
+import { isDatabaseUnavailable } from '@tes/errors';
 import { checkCustomInput, runCustomAction } from '../tools/custom.tool.js';
 import { actionImpl } from '../tools/registry.js';
 import { AuthorizationRequired, ToolError, TransientError, type ActionImpl, type EngineSettings, type ToolContext } from '../tools/tool.js';

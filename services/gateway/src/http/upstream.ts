@@ -42,7 +42,7 @@ export function upstreamError(err: unknown): never {
 }
 
 /** The orchestrator's answer to task.create or task.cancel: the task's version and view, or its error as the API's (a refused create keeps its suggestion and what is missing). */
-export function unwrapReply(reply: TaskReply): Extract<TaskReply, { ok: true }> {
+export function taskOrApiError(reply: TaskReply): Extract<TaskReply, { ok: true }> {
   if (reply.ok) return reply;
   const { code, message, suggestion, missing } = reply.error;
   throw new AppError(isApiErrorCode(code) ? code : 'internal_error', message, { suggestion, missing });
@@ -52,7 +52,7 @@ export function unwrapReply(reply: TaskReply): Extract<TaskReply, { ok: true }> 
  * The oauth-vault's answer. Its "not found" (`not_found` or `connection_not_found`) is 404
  * connection_not_found; another refusal is the API's error (refusalError).
  */
-export function vaultReply<A extends { ok: true }>(reply: A | RefusalReply, opts: { notFound?: string } = {}): A {
+export function vaultOrApiError<A extends { ok: true }>(reply: A | RefusalReply, opts: { notFound?: string } = {}): A {
   if (reply.ok) return reply;
   const { code, message } = reply.error;
   if (code === 'not_found' || code === 'connection_not_found') throw new AppError('connection_not_found', opts.notFound ?? message);

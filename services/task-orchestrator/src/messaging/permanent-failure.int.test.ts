@@ -1,5 +1,5 @@
 import mongoose from 'mongoose';
-import { QUEUES, newId, partitionOf, type TaskCreate, type TaskReply } from '@tes/contracts';
+import { QUEUES, newId, partitionOf, type TaskCreate } from '@tes/contracts';
 import { Broker } from '@tes/messaging';
 import { connectMongo, ensureIndexes } from '@tes/store';
 import { AMQP_URL, MONGO_URL, memoryLogger, uniqueName, waitFor } from '@tes/testing';
@@ -69,7 +69,7 @@ describe('orchestrator: a message that fails for a permanent reason', () => {
   });
   const create = async (cmd: TaskCreate) => {
     const started = performance.now();
-    const reply = (await client.request('task.create', cmd, { partitionKey: cmd.account_id, timeoutMs: 8000 })) as TaskReply;
+    const reply = await client.request('task.create', cmd, { partitionKey: cmd.account_id, timeoutMs: 8000 });
     return { reply, ms: performance.now() - started };
   };
   const deadQueue = (accountId: string) => `${QUEUES.orchestratorPartition(partitionOf(accountId)).name}.dead`;

@@ -2,7 +2,7 @@ import { connect as amqpConnect } from 'amqplib';
 import { MessageValidationError, QUEUES, type WebhookDeliveriesReply, type WebhookGetReply } from '@tes/contracts';
 import { Broker } from '@tes/messaging';
 import { AMQP_URL, memoryLogger, startReceiver, waitFor } from '@tes/testing';
-import { hexHmac, startHarness, taskEvent, type Harness } from '../testing/fixtures.js';
+import { hexHmac, startHarness, taskEvent, type Harness } from '../../test/fixtures.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 

@@ -1,6 +1,6 @@
 import mongoose from 'mongoose';
 import { MONGO_URL, startTcpProxy, uniqueName, type TcpProxy } from '@tes/testing';
-import { dropDatabase } from '../testing/fixtures.js';
+import { dropDatabase } from '../../test/fixtures.js';
 import { insertEach } from './batch.js';
 
 describe('insertEach (real database, through a proxy that can cut the connection)', () => {

@@ -2,7 +2,7 @@ import mongoose from 'mongoose';
 import { MONGO_URL, uniqueName } from '@tes/testing';
 import { KeyRing } from '@tes/sealing';
 import { createRepositories, type Repositories } from './repositories.js';
-import { dropDatabase } from '../testing/fixtures.js';
+import { dropDatabase } from '../../test/fixtures.js';
 import { ConfigCache } from './config-cache.js';
 import { DEVELOPMENT_KEYS } from '../secret-keys.js';
 

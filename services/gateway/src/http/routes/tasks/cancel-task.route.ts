@@ -3,7 +3,7 @@ import type { Broker } from '@tes/messaging';
 import type { TaskViewRepository } from '../../../store/task-view.repository.js';
 import { authOf } from '../../auth.js';
 import { taskIdParam } from './task-id.js';
-import { ask, unwrapReply, upstreamOf } from '../../upstream.js';
+import { ask, taskOrApiError, upstreamOf } from '../../upstream.js';
 
 /** POST /v1/tasks/:task_id/cancel: decided by the orchestrator, the task's single writer. */
 export function cancelTaskRoute(deps: { broker: Broker; views: TaskViewRepository; timeoutMs: number }): RequestHandler {
@@ -11,7 +11,7 @@ export function cancelTaskRoute(deps: { broker: Broker; views: TaskViewRepositor
     const { account, environment } = authOf(res);
     const id = taskIdParam(req);
     const reply = await ask(upstreamOf(deps, res), 'task.cancel', { task_id: id, account_id: account._id, environment }, account._id);
-    const { task, version } = unwrapReply(reply);
+    const { task, version } = taskOrApiError(reply);
     if (!('cancelled_at' in task)) throw new Error('task.cancel was answered with a created task');
     // Read-your-writes: the cancelled state is visible to the next GET, before the event lands.
     const view = await deps.views.get(id, account._id, environment);

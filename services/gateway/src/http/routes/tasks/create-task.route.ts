@@ -8,7 +8,7 @@ import { authOf } from '../../auth.js';
 import { concurrentTasks } from '../../../domain/rate-window.js';
 import type { CreateBacklog } from '../../../domain/create-backlog.js';
 import { idempotent, type IdempotencyDeps } from '../../idempotency.js';
-import { ask, unwrapReply, upstreamOf } from '../../upstream.js';
+import { ask, taskOrApiError, upstreamOf } from '../../upstream.js';
 
 /** Spec 8.1: counted in Unicode code points, so an emoji (one astral code point) is one character. */
 export function promptLength(prompt: string): number {
@@ -61,7 +61,7 @@ export function createTaskRoute(deps: {
           account._id,
         ),
       );
-      const { task, version } = unwrapReply(reply);
+      const { task, version } = taskOrApiError(reply);
       if (!('tool' in task)) throw new Error('task.create was answered with a cancelled task');
       await deps.views.apply({
         _id: task.id,

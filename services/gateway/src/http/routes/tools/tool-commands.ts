@@ -3,7 +3,7 @@ import type { Environment, ToolManifest, ToolView } from '@tes/contracts';
 import type { Broker } from '@tes/messaging';
 import { authOf } from '../../auth.js';
 import { ask, upstreamOf, type Upstream } from '../../upstream.js';
-import { toolReply, toolView } from './tool-manifest.js';
+import { toolOrApiError, toolView } from './tool-manifest.js';
 
 /** Who a tool belongs to, how long to wait for the owning services, and the correlation id of the asking request. */
 export interface ToolScope {
@@ -36,15 +36,15 @@ export async function registerTool(broker: Broker, s: ToolScope, manifest: ToolM
   const reply = manifest.oauth
     ? await ask(u, 'provider.register', { ...scope, service: manifest.name, display_name: manifest.name, ...manifest.oauth })
     : await ask(u, 'provider.delete', { ...scope, service: manifest.name });
-  toolReply(reply);
+  toolOrApiError(reply);
   const registered = await ask(u, 'tool.register', { ...scope, tool: toolView(manifest) }, s.accountId);
-  const { tool, created } = toolReply(registered);
+  const { tool, created } = toolOrApiError(registered);
   return { tool, created };
 }
 
 export async function listTools(broker: Broker, s: ToolScope): Promise<ToolView[]> {
   const reply = await ask(upstream(broker, s), 'tool.list', { account_id: s.accountId, environment: s.environment }, s.accountId);
-  return toolReply(reply).tools;
+  return toolOrApiError(reply).tools;
 }
 
 /**
@@ -55,6 +55,6 @@ export async function listTools(broker: Broker, s: ToolScope): Promise<ToolView[
 export async function deleteTool(broker: Broker, s: ToolScope, name: string): Promise<void> {
   const scope = { account_id: s.accountId, environment: s.environment };
   const u = upstream(broker, s);
-  toolReply(await ask(u, 'tool.delete', { ...scope, name }, s.accountId), name);
-  toolReply(await ask(u, 'provider.delete', { ...scope, service: name }));
+  toolOrApiError(await ask(u, 'tool.delete', { ...scope, name }, s.accountId), name);
+  toolOrApiError(await ask(u, 'provider.delete', { ...scope, service: name }));
 }

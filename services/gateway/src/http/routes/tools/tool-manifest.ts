@@ -81,7 +81,7 @@ export function toolName(req: Request): string {
 }
 
 /** The orchestrator's or vault's answer about a tool: an unknown tool is 404 not_found, another refusal the API's error. */
-export function toolReply<A extends { ok: true }>(reply: A | RefusalReply, name?: string): A {
+export function toolOrApiError<A extends { ok: true }>(reply: A | RefusalReply, name?: string): A {
   if (reply.ok) return reply;
   if (reply.error.code === 'not_found') throw new AppError('not_found', `No tool ${name ?? ''}`.trim());
   throw refusalError(reply);

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { Broker } from '@tes/messaging';
 import { authOf } from '../../auth.js';
-import { ask, upstreamOf, vaultReply } from '../../upstream.js';
+import { ask, upstreamOf, vaultOrApiError } from '../../upstream.js';
 import { connectionParams } from './connection-params.js';
 
 /**
@@ -13,7 +13,7 @@ export function createSettingsLinkRoute(deps: { broker: Broker; timeoutMs: numbe
     const { user_id } = connectionParams(req);
     const { account, environment } = authOf(res);
     const reply = await ask(upstreamOf(deps, res), 'settings_link.create', { account_id: account._id, environment, user_id });
-    const { url, expires_at } = vaultReply(reply);
+    const { url, expires_at } = vaultOrApiError(reply);
     res.status(201).json({ url, expires_at });
   };
 }

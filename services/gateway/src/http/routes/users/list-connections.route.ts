@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { Broker } from '@tes/messaging';
 import { authOf } from '../../auth.js';
-import { ask, upstreamOf, vaultReply } from '../../upstream.js';
+import { ask, upstreamOf, vaultOrApiError } from '../../upstream.js';
 import { connectionParams } from './connection-params.js';
 
 /**
@@ -14,7 +14,7 @@ export function listConnectionsRoute(deps: { broker: Broker; timeoutMs: number }
     const { user_id } = connectionParams(req);
     const { account, environment } = authOf(res);
     const reply = await ask(upstreamOf(deps, res), 'connections.list', { account_id: account._id, environment, user_id });
-    const { connections } = vaultReply(reply);
+    const { connections } = vaultOrApiError(reply);
     const data = connections.map((c) => ({ service: c.service, scopes: c.scopes, status: c.status, connected_at: c.connected_at }));
     res.json({ data, has_more: false });
   };

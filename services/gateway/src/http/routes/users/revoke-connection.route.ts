@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { Broker } from '@tes/messaging';
 import { authOf } from '../../auth.js';
-import { ask, upstreamOf, vaultReply } from '../../upstream.js';
+import { ask, upstreamOf, vaultOrApiError } from '../../upstream.js';
 import { connectionParams } from './connection-params.js';
 
 /**
@@ -18,7 +18,7 @@ export function revokeConnectionRoute(deps: { broker: Broker; timeoutMs: number 
       user_id,
       service: service ?? '',
     });
-    vaultReply(reply, { notFound: `User ${user_id} has no ${service ?? ''} connection` });
+    vaultOrApiError(reply, { notFound: `User ${user_id} has no ${service ?? ''} connection` });
     res.status(204).end();
   };
 }

@@ -8,10 +8,10 @@ import { type Environment, type TaskEvent, type TaskEventKind } from '@tes/contr
 import { parseEnv } from '@tes/config';
 import { Broker } from '@tes/messaging';
 import { AMQP_URL, MONGO_URL, memoryLogger, removeStackData, uniqueName } from '@tes/testing';
-import { startDispatcher, type Dispatcher } from '../composition.js';
-import { configSchema, type Config } from '../config.js';
-import { setEndpoint } from '../domain/manage-endpoint.use-case.js';
-import { initSecrets } from '../domain/manage-secrets.use-case.js';
+import { startDispatcher, type Dispatcher } from '../src/composition.js';
+import { configSchema, type Config } from '../src/config.js';
+import { setEndpoint } from '../src/domain/manage-endpoint.use-case.js';
+import { initSecrets } from '../src/domain/manage-secrets.use-case.js';
 
 export interface Harness {
   ns: string;
