@@ -57,7 +57,8 @@ const REPLY_CASTS = [
   },
   {
     // A decoder takes the reply as `unknown` (or `object`) and reads it by hand.
-    selector: ":function > Identifier.params[name=/reply$/i]:matches([typeAnnotation.typeAnnotation.type='TSUnknownKeyword'], [typeAnnotation.typeAnnotation.type='TSObjectKeyword'])",
+    selector:
+      ":function > Identifier.params[name=/reply$/i]:matches([typeAnnotation.typeAnnotation.type='TSUnknownKeyword'], [typeAnnotation.typeAnnotation.type='TSObjectKeyword'])",
     message: 'No hand decoder of replies: broker.request returns the validated, typed reply.',
   },
 ];

@@ -39,6 +39,8 @@ timed() {
   "$@" || { local rc=$?; say "$step: failed after $((SECONDS - t))s"; return "$rc"; }
   say "$step: passed in $((SECONDS - t))s"
 }
+# The build leaves tests out: this checks them (and the type-level tests, e.g. delivery narrowing).
+timed typecheck pnpm exec tsc -p tsconfig.check.json
 timed lint pnpm lint
 timed knip pnpm knip
 step="validate-deploy"

@@ -9,7 +9,6 @@ export {
   type CommandSpec,
   type CommandTable,
   type HelpRequest,
-  type OptionSpec,
   type ParsedCommand,
 } from './command-table.js';
 export { formatHelp } from './help.js';

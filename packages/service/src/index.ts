@@ -1,1 +1,1 @@
-export { runService, type ServiceConfig, type ServiceContext, type ServiceDefinition, type StartedService } from './run-service.js';
+export { runService, type ServiceContext, type StartedService } from './run-service.js';

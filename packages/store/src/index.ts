@@ -3,7 +3,6 @@ import path from 'node:path';
 import mongoose, { type Connection } from 'mongoose';
 import type { Logger } from '@tes/logger';
 
-
 export interface MongoOptions {
   url: string;
   /** Each service owns its database on the shared server. */

@@ -12,7 +12,6 @@ import { connectionIdOf, type ConnectionDoc } from './domain/connection.js';
 const TOOL = 'acme_crm';
 const DEPLOYED = ['github', 'slack', 'google_calendar', 'gmail', 'notion', 'crm'];
 
-
 /**
  * Custom tools' OAuth providers, registered at run time through provider.register and used by
  * the whole flow. The tool has its own real authorization server (oidc-provider, its own

@@ -40,18 +40,18 @@ export interface AppDeps {
   bodyLimitBytes: number;
   /** How long an in-progress Idempotency-Key record is believed before it counts as abandoned. */
   idempotencyLeaseMs: number;
-  /** Records HTTP latency by matched route (main.ts passes @tes/metrics' middleware). */
+  /** Records HTTP latency by matched route (composition.ts passes @tes/metrics' middleware). */
   httpMetrics?: express.RequestHandler;
   /** The account owners' dashboard under /dashboard (HTML; its own session, CSRF and headers). */
   dashboard?: DashboardOptions;
-  /** Sheds an account's creates while they queue (main.ts: CREATE_SHED_AFTER_MS); absent, none is shed. */
+  /** Sheds an account's creates while they queue (composition.ts: CREATE_SHED_AFTER_MS); absent, none is shed. */
   createBacklog?: CreateBacklog;
-  /** Called for each create shed (main.ts counts them: creates_shed_total). */
+  /** Called for each create shed (composition.ts counts them: creates_shed_total). */
   onCreateShed?: () => void;
 }
 
 /**
- * The public API. Builds the app; never listens (main.ts and tests do).
+ * The public API. Builds the app; never listens (composition.ts and tests do).
  *
  * Order on every API route: routing (unknown path 404, wrong method 405 with
  * Allow) → authentication (401/403) → rate limit (counts the request, sets

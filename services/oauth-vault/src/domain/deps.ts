@@ -28,7 +28,7 @@ export interface VaultSettings extends Schedule {
   trustedProxies?: readonly string[];
 }
 
-/** Everything the use cases need; built once in main.ts (or a test). */
+/** Everything the use cases need; built once in composition.ts (or a test). */
 export interface VaultDeps {
   /** Every provider lookup: the deployment's providers, then the account's custom ones. */
   providers: ProviderResolver;

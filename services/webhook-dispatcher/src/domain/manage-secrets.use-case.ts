@@ -4,12 +4,7 @@ import type { SecretStore } from './ports.js';
 import { generateSecret } from './secret.js';
 
 /** The environment's current secret, creating version 1 if it has none (idempotent, race-safe). */
-export async function ensureSecret(
-  secrets: SecretStore,
-  accountId: string,
-  environment: Environment,
-  now = new Date(),
-): Promise<string> {
+export async function ensureSecret(secrets: SecretStore, accountId: string, environment: Environment, now = new Date()): Promise<string> {
   const [current] = await secrets.latest(accountId, environment, 1);
   if (current) return current.secret;
   await secrets.insert({
