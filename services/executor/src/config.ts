@@ -1,13 +1,14 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { outboundEnv } from '@tes/outbound';
 import { commonEnv } from '@tes/config';
+import { PROVIDER_APIS, PROVIDER_URL_VARIABLES, perProvider, type ProviderUrlVariable } from './tools/provider-apis.js';
 import { DEFAULT_SETTINGS, type EngineSettings } from './tools/tool.js';
 
 const url = (def: string) => ({ type: 'string', pattern: '^https?://', default: def }) as const;
 const ms = (def: number, minimum = 0) => ({ type: 'integer', minimum, default: def }) as const;
 const d = DEFAULT_SETTINGS;
 
-export const configSchema = {
+const baseSchema = {
   type: 'object',
   properties: {
     ...commonEnv,
@@ -15,11 +16,6 @@ export const configSchema = {
     MONGO_DB: { type: 'string', minLength: 1, default: 'tes_executor' },
     AMQP_NAMESPACE: { type: 'string', default: '' },
     PREFETCH: { type: 'integer', minimum: 1, maximum: 1000, default: 32 },
-    GITHUB_API_URL: url(d.providerUrls.github),
-    SLACK_API_URL: url(d.providerUrls.slack),
-    GOOGLE_CALENDAR_API_URL: url(d.providerUrls.google_calendar),
-    GMAIL_API_URL: url(d.providerUrls.gmail),
-    NOTION_API_URL: url(d.providerUrls.notion),
     PROVIDER_MAX_ATTEMPTS: { type: 'integer', minimum: 1, maximum: 10, default: d.maxAttempts },
     PROVIDER_BACKOFF_MS: ms(d.backoffMs),
     PROVIDER_BACKOFF_MAX_MS: ms(d.backoffMaxMs),
@@ -43,11 +39,6 @@ export const configSchema = {
     'PREFETCH',
     'LOG_LEVEL',
     'SHUTDOWN_TIMEOUT_MS',
-    'GITHUB_API_URL',
-    'SLACK_API_URL',
-    'GOOGLE_CALENDAR_API_URL',
-    'GMAIL_API_URL',
-    'NOTION_API_URL',
     'PROVIDER_MAX_ATTEMPTS',
     'PROVIDER_BACKOFF_MS',
     'PROVIDER_BACKOFF_MAX_MS',
@@ -62,18 +53,23 @@ export const configSchema = {
   ],
 } as const;
 
-export type Config = FromSchema<typeof configSchema>;
+/** Each live tool's base URL variable (declared in tools/<tool>/api.ts), with its default. */
+const providerUrlProperties = Object.fromEntries(
+  Object.values(PROVIDER_APIS).map((api) => [api.urlVariable, url(api.defaultUrl)]),
+) as Record<ProviderUrlVariable, ReturnType<typeof url>>;
+
+export const configSchema = {
+  ...baseSchema,
+  properties: { ...baseSchema.properties, ...providerUrlProperties },
+  required: [...baseSchema.required, ...PROVIDER_URL_VARIABLES],
+};
+
+export type Config = FromSchema<typeof baseSchema> & Record<ProviderUrlVariable, string>;
 
 export function settingsOf(c: Config): EngineSettings {
   const trim = (u: string) => u.replace(/\/+$/, '');
   return {
-    providerUrls: {
-      github: trim(c.GITHUB_API_URL),
-      slack: trim(c.SLACK_API_URL),
-      google_calendar: trim(c.GOOGLE_CALENDAR_API_URL),
-      gmail: trim(c.GMAIL_API_URL),
-      notion: trim(c.NOTION_API_URL),
-    },
+    providerUrls: perProvider((api) => trim(c[api.urlVariable])),
     maxAttempts: c.PROVIDER_MAX_ATTEMPTS,
     backoffMs: c.PROVIDER_BACKOFF_MS,
     backoffMaxMs: c.PROVIDER_BACKOFF_MAX_MS,

@@ -1,6 +1,7 @@
 import { ReplyValidationError, type CredentialReply } from '@tes/contracts';
 import { reconnectAdvice } from '../domain/failure-advice.js';
 import { AuthorizationRequired, ToolError, TransientError, type ToolContext } from '../tools/tool.js';
+import { PROVIDER_APIS, isProviderName } from '../tools/provider-apis.js';
 
 /**
  * A usable access token for the step's user and service, from the oauth-vault over
@@ -78,14 +79,6 @@ export async function accessToken(ctx: ToolContext, service: string, scopes: rea
   }
 }
 
-const LABELS: Record<string, string> = {
-  github: 'GitHub',
-  slack: 'Slack',
-  google_calendar: 'Google Calendar',
-  gmail: 'Gmail',
-  notion: 'Notion',
-};
-
 export function serviceLabel(service: string): string {
-  return LABELS[service] ?? service;
+  return isProviderName(service) ? PROVIDER_APIS[service].label : service;
 }

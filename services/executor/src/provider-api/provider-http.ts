@@ -3,6 +3,7 @@ import type { Agent as HttpsAgent } from 'node:https';
 import type { AxiosResponse, Method } from 'axios';
 import { lazyAxios } from '../tools/lazy-axios.js';
 import { ToolError, type ToolContext } from '../tools/tool.js';
+import { isProviderName } from '../tools/provider-apis.js';
 import { notFoundAdvice, rateLimitAdvice, reconnectAdvice, rejectedAdvice, unavailableAdvice } from '../domain/failure-advice.js';
 import { accessToken, serviceLabel } from './credentials.js';
 
@@ -83,7 +84,7 @@ export async function callProvider<T = unknown>(
       const axios = await lazyAxios();
       res = await axios.request({
         method: req.method,
-        baseURL: req.baseUrl ?? (s.providerUrls as unknown as Record<string, string>)[req.service] ?? '',
+        baseURL: req.baseUrl ?? (isProviderName(req.service) ? s.providerUrls[req.service] : ''),
         url: req.path,
         ...(req.agents ? { httpAgent: req.agents.http, httpsAgent: req.agents.https, proxy: false as const } : {}),
         ...(req.params ? { params: req.params } : {}),

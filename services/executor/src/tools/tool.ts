@@ -3,15 +3,10 @@ import type { TaskFailureCode } from '@tes/errors';
 import type { Logger } from '@tes/logger';
 import type { Broker } from '@tes/messaging';
 import type { SandboxStore } from '../domain/sandbox.js';
+import { perProvider, type ProviderName } from './provider-apis.js';
 
-/** Base URLs of the live providers' APIs (env GITHUB_API_URL, SLACK_API_URL, …). */
-export interface ProviderUrls {
-  github: string;
-  slack: string;
-  google_calendar: string;
-  gmail: string;
-  notion: string;
-}
+/** Base URLs of the live providers' APIs (env GITHUB_API_URL, SLACK_API_URL, …: see provider-apis.ts). */
+export type ProviderUrls = Record<ProviderName, string>;
 
 export interface EngineSettings {
   providerUrls: ProviderUrls;
@@ -34,13 +29,7 @@ export interface EngineSettings {
 }
 
 export const DEFAULT_SETTINGS: EngineSettings = {
-  providerUrls: {
-    github: 'https://api.github.com',
-    slack: 'https://slack.com/api',
-    google_calendar: 'https://www.googleapis.com/calendar/v3',
-    gmail: 'https://gmail.googleapis.com/gmail/v1',
-    notion: 'https://api.notion.com/v1',
-  },
+  providerUrls: perProvider((api) => api.defaultUrl),
   maxAttempts: 3,
   backoffMs: 500,
   backoffMaxMs: 8000,
