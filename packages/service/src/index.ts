@@ -1,1 +1,2 @@
 export { runService, type ServiceContext, type StartedService } from './run-service.js';
+export { connectDatabase, createBroker } from './connections.js';

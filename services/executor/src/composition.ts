@@ -1,6 +1,5 @@
-import { Broker } from '@tes/messaging';
-import type { ServiceContext, StartedService } from '@tes/service';
-import { connectMongo, ensureIndexes, isConnected } from '@tes/store';
+import { connectDatabase, createBroker, type ServiceContext, type StartedService } from '@tes/service';
+import { ensureIndexes, isConnected } from '@tes/store';
 import { settingsOf, type Config } from './config.js';
 import { consumeStepRuns } from './messaging/step-run.consumer.js';
 import { consumeTraceQueries } from './messaging/trace-get.consumer.js';
@@ -12,23 +11,12 @@ export const SERVICE = 'executor';
 
 /** Connects, then consumes step runs and trace queries. main.ts adds the ops server and signals. */
 export async function startExecutor({ config, logger, metrics }: ServiceContext<Config>): Promise<StartedService> {
-  const mongo = await connectMongo({
-    url: config.MONGO_URL,
-    dbName: config.MONGO_DB,
-    logger,
-    commandStatsDir: config.TES_DB_COMMAND_STATS,
-  });
+  const mongo = await connectDatabase({ config, logger });
   const steps = new StepRunRepository(mongo);
   const claims = new StepClaimRepository(mongo);
   const sandbox = new SandboxRepository(mongo);
   await ensureIndexes(mongo);
-  const broker = new Broker({
-    url: config.AMQP_URL,
-    source: SERVICE,
-    logger,
-    namespace: config.AMQP_NAMESPACE,
-    onConsume: (queue, lag) => metrics.queueConsumeLag.observe({ queue }, lag),
-  });
+  const broker = createBroker({ config, logger, metrics }, SERVICE);
   await broker.connect();
   await consumeStepRuns(
     broker,

@@ -5,9 +5,9 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { closeServer, listen } from '@tes/http';
 import { httpMetrics, observeCreateBacklog } from '@tes/metrics';
-import { Broker, changeAnnouncer } from '@tes/messaging';
-import type { ServiceContext, StartedService } from '@tes/service';
-import { connectMongo, ensureIndexes, isConnected } from '@tes/store';
+import { changeAnnouncer } from '@tes/messaging';
+import { connectDatabase, createBroker, type ServiceContext, type StartedService } from '@tes/service';
+import { ensureIndexes, isConnected } from '@tes/store';
 import type { Config } from './config.js';
 import { createApp } from './http/app.js';
 import { createPlainHttpApp } from './http/plain-http.js';
@@ -33,12 +33,7 @@ const ANNOUNCE_WAIT_MS = 2000;
  */
 export async function startGateway({ config, logger, metrics }: ServiceContext<Config>): Promise<StartedService> {
   const tls = await loadTls(config.TLS_CERT_FILE, config.TLS_KEY_FILE, logger);
-  const mongo = await connectMongo({
-    url: config.MONGO_URL,
-    dbName: config.MONGO_DB,
-    logger,
-    commandStatsDir: config.TES_DB_COMMAND_STATS,
-  });
+  const mongo = await connectDatabase({ config, logger });
   const accounts = new AccountRepository(mongo);
   const views = new TaskViewRepository(mongo);
   const rateLimits = new RateLimitRepository(mongo);
@@ -48,13 +43,7 @@ export async function startGateway({ config, logger, metrics }: ServiceContext<C
     .filter(Boolean);
   const dashboard = dashboardOptions(mongo, logger, trusted, config);
   await ensureIndexes(mongo);
-  const broker = new Broker({
-    url: config.AMQP_URL,
-    source: SERVICE,
-    logger,
-    namespace: config.AMQP_NAMESPACE,
-    onConsume: (queue, lag) => metrics.queueConsumeLag.observe({ queue }, lag),
-  });
+  const broker = createBroker({ config, logger, metrics }, SERVICE);
   await broker.connect();
   await consumeTaskEvents(broker, views);
   // Keys and accounts are cached while this replica hears of every change to them (its own

@@ -5,10 +5,9 @@ import type { Connection } from 'mongoose';
 import { closeServer, listen } from '@tes/http';
 import type { Logger } from '@tes/logger';
 import { httpMetrics } from '@tes/metrics';
-import { Broker } from '@tes/messaging';
 import { KeyRing } from '@tes/sealing';
-import type { ServiceContext, StartedService } from '@tes/service';
-import { connectMongo, ensureIndexes, isConnected } from '@tes/store';
+import { connectDatabase, createBroker, type ServiceContext, type StartedService } from '@tes/service';
+import { ensureIndexes, isConnected } from '@tes/store';
 import { publicBaseUrl, secretsAndProviders, type Config } from './config.js';
 import { Announcer, type EventSink } from './domain/announcer.js';
 import type { VaultDeps } from './domain/deps.js';
@@ -35,19 +34,8 @@ export const SERVICE = 'oauth-vault';
  */
 export async function startVault({ config, logger, metrics }: ServiceContext<Config>): Promise<StartedService> {
   const { ring, signer } = loadSecrets(secretsAndProviders(config), config.NODE_ENV === 'production', logger);
-  const mongo = await connectMongo({
-    url: config.MONGO_URL,
-    dbName: config.MONGO_DB,
-    logger,
-    commandStatsDir: config.TES_DB_COMMAND_STATS,
-  });
-  const broker = new Broker({
-    url: config.AMQP_URL,
-    source: SERVICE,
-    logger,
-    namespace: config.AMQP_NAMESPACE,
-    onConsume: (queue, lag) => metrics.queueConsumeLag.observe({ queue }, lag),
-  });
+  const mongo = await connectDatabase({ config, logger });
+  const broker = createBroker({ config, logger, metrics }, SERVICE);
   const deps = buildVault({ config, mongo, sink: connectionChangedPublisher(broker), logger, ring, signer });
   countRefreshes(deps.oauth, (outcome) => metrics.tokenRefreshes.inc({ outcome }));
   const configured = deps.providers.registry

@@ -1,7 +1,6 @@
-import { Broker } from '@tes/messaging';
 import { llmOptionsFromEnv } from '@tes/planner';
-import type { ServiceContext, StartedService } from '@tes/service';
-import { connectMongo, ensureIndexes, isConnected } from '@tes/store';
+import { connectDatabase, createBroker, type ServiceContext, type StartedService } from '@tes/service';
+import { ensureIndexes, isConnected } from '@tes/store';
 import type { Config } from './config.js';
 import { TaskWriter } from './domain/task-writer.js';
 import { ToolAdmin } from './domain/tool-admin.js';
@@ -16,22 +15,11 @@ export const SERVICE = 'task-orchestrator';
 
 /** Connects, then consumes the planner queue and the partitions and runs the reaper. main.ts adds the ops server and signals. */
 export async function startOrchestrator({ config, logger, metrics }: ServiceContext<Config>): Promise<StartedService> {
-  const mongo = await connectMongo({
-    url: config.MONGO_URL,
-    dbName: config.MONGO_DB,
-    logger,
-    commandStatsDir: config.TES_DB_COMMAND_STATS,
-  });
+  const mongo = await connectDatabase({ config, logger });
   const tasks = new TaskRepository(mongo);
   const tools = new ToolRepository(mongo);
   await ensureIndexes(mongo);
-  const broker = new Broker({
-    url: config.AMQP_URL,
-    source: SERVICE,
-    logger,
-    namespace: config.AMQP_NAMESPACE,
-    onConsume: (queue, lag) => metrics.queueConsumeLag.observe({ queue }, lag),
-  });
+  const broker = createBroker({ config, logger, metrics }, SERVICE);
   await broker.connect();
   const llm = llmOptionsFromEnv(config);
   if (llm) logger.info('LLM planner enabled', { model: llm.model, base_url: llm.baseUrl });

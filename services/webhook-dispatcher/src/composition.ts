@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import type { Logger } from '@tes/logger';
 import type { Metrics } from '@tes/metrics';
-import { Broker } from '@tes/messaging';
-import { connectMongo, ensureIndexes, isConnected } from '@tes/store';
+import type { Broker } from '@tes/messaging';
+import { connectDatabase, createBroker } from '@tes/service';
+import { ensureIndexes, isConnected } from '@tes/store';
 import { parseHostList, type Config } from './config.js';
 import { HttpSender } from './delivery/http-sender.js';
 import { crashHook } from './crash-point.js';
@@ -35,12 +36,7 @@ export async function startDispatcher(config: Config, logger: Logger, metrics?: 
   const policy = parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE_MS);
   const guard = { allowedHosts: parseHostList(config.WEBHOOK_ALLOWED_HOSTS), allowPrivate: config.OUTBOUND_ALLOW_PRIVATE };
   const ring = loadSecretKeys(config, (message) => logger.warn(message));
-  const mongo = await connectMongo({
-    url: config.MONGO_URL,
-    dbName: config.MONGO_DB,
-    logger,
-    commandStatsDir: config.TES_DB_COMMAND_STATS,
-  });
+  const mongo = await connectDatabase({ config, logger });
   if (metrics) countDbCommands(mongo, metrics);
   const repos = createRepositories(mongo, ring);
   await ensureIndexes(mongo);
@@ -71,13 +67,7 @@ export async function startDispatcher(config: Config, logger: Logger, metrics?: 
     },
   );
 
-  const broker = new Broker({
-    url: config.AMQP_URL,
-    source: SERVICE,
-    logger,
-    namespace: config.AMQP_NAMESPACE,
-    ...(metrics ? { onConsume: (queue: string, lag: number) => metrics.queueConsumeLag.observe({ queue }, lag) } : {}),
-  });
+  const broker = createBroker({ config, logger, metrics }, SERVICE);
   try {
     await broker.connect();
     // Tell every replica of the changes stored here; be told of theirs and of the operator CLI's.

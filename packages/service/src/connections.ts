@@ -1,0 +1,36 @@
+import type { Logger } from '@tes/logger';
+import { Broker } from '@tes/messaging';
+import type { Metrics } from '@tes/metrics';
+import { connectMongo } from '@tes/store';
+import type { Connection } from 'mongoose';
+
+/** What every service's configuration holds for its database and broker (@tes/config's commonEnv). */
+interface ConnectionSettings {
+  MONGO_URL: string;
+  MONGO_DB: string;
+  AMQP_URL: string;
+  AMQP_NAMESPACE: string;
+  TES_DB_COMMAND_STATS?: string | undefined;
+}
+
+interface Context {
+  config: ConnectionSettings;
+  logger: Logger;
+  metrics?: Metrics | undefined;
+}
+
+/** The service's database (commands counted when TES_DB_COMMAND_STATS is set: benchmarks). */
+export function connectDatabase({ config, logger }: Context): Promise<Connection> {
+  return connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger, commandStatsDir: config.TES_DB_COMMAND_STATS });
+}
+
+/** The service's broker client, not yet connected, reporting each queue's consume lag to its metrics. */
+export function createBroker({ config, logger, metrics }: Context, source: string): Broker {
+  return new Broker({
+    url: config.AMQP_URL,
+    source,
+    logger,
+    namespace: config.AMQP_NAMESPACE,
+    ...(metrics ? { onConsume: (queue: string, lag: number) => metrics.queueConsumeLag.observe({ queue }, lag) } : {}),
+  });
+}
