@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { env, id, nullableString, ts } from './fields.js';
+import { accepted, env, id, nullableString, ts } from './fields.js';
 import { EXCHANGES, type MessageDefinition } from './topology.js';
 
 /**
@@ -151,38 +151,28 @@ export const webhookDeliveryInfoSchema = {
 } as const;
 export type WebhookDeliveryInfo = FromSchema<typeof webhookDeliveryInfoSchema>;
 
-/** The success answer of one webhook admin request (its `properties` beside `ok: true`). */
-function answer<const P extends object, const R extends readonly string[]>(properties: P, required: R) {
-  return {
-    type: 'object',
-    properties: { ok: { const: true }, ...properties },
-    required: ['ok', ...required],
-    additionalProperties: false,
-  } as const;
-}
-
-export const webhookGetReplySchema = answer(
+export const webhookGetReplySchema = accepted(
   { endpoint: { anyOf: [webhookEndpointInfoSchema, { type: 'null' }] }, secret: { anyOf: [webhookSecretInfoSchema, { type: 'null' }] } },
   ['endpoint', 'secret'],
 );
 export type WebhookGetReply = FromSchema<typeof webhookGetReplySchema>;
 
-export const webhookSetReplySchema = answer({ endpoint: webhookEndpointInfoSchema }, ['endpoint']);
+export const webhookSetReplySchema = accepted({ endpoint: webhookEndpointInfoSchema }, ['endpoint']);
 export type WebhookSetReply = FromSchema<typeof webhookSetReplySchema>;
 
-export const webhookRotateReplySchema = answer(
+export const webhookRotateReplySchema = accepted(
   { secret: { ...webhookSecretInfoSchema, required: [...webhookSecretInfoSchema.required, 'value'] } },
   ['secret'],
 );
 export type WebhookRotateReply = FromSchema<typeof webhookRotateReplySchema>;
 
-export const webhookSendTestReplySchema = answer({ event_id: { type: 'string' }, task_id: { type: 'string' } }, ['event_id', 'task_id']);
+export const webhookSendTestReplySchema = accepted({ event_id: { type: 'string' }, task_id: { type: 'string' } }, ['event_id', 'task_id']);
 export type WebhookSendTestReply = FromSchema<typeof webhookSendTestReplySchema>;
 
-export const webhookDeliveriesReplySchema = answer({ data: { type: 'array', items: webhookDeliveryInfoSchema } }, ['data']);
+export const webhookDeliveriesReplySchema = accepted({ data: { type: 'array', items: webhookDeliveryInfoSchema } }, ['data']);
 export type WebhookDeliveriesReply = FromSchema<typeof webhookDeliveriesReplySchema>;
 
-export const webhookRedeliverReplySchema = answer({ delivery: webhookDeliveryInfoSchema }, ['delivery']);
+export const webhookRedeliverReplySchema = accepted({ delivery: webhookDeliveryInfoSchema }, ['delivery']);
 export type WebhookRedeliverReply = FromSchema<typeof webhookRedeliverReplySchema>;
 
 const admin = { exchange: EXCHANGES.commands, routingKey: 'dispatcher.admin', partitioned: false } as const;

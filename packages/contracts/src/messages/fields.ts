@@ -29,3 +29,18 @@ export const doneReplySchema = {
   anyOf: [{ type: 'object', properties: { ok: { const: true } }, required: ['ok'], additionalProperties: false }, refusalSchema],
 } as const;
 export type DoneReply = FromSchema<typeof doneReplySchema>;
+
+/** A success answer: `ok: true` beside `properties`, nothing else. */
+export function accepted<const P extends object, const R extends readonly string[]>(properties: P, required: R) {
+  return {
+    type: 'object',
+    properties: { ok: { const: true }, ...properties },
+    required: ['ok', ...required],
+    additionalProperties: false,
+  } as const;
+}
+
+/** A request's reply: its success answer, or a refusal. */
+export function acceptedOrRefused<const P extends object, const R extends readonly string[]>(properties: P, required: R) {
+  return { anyOf: [accepted(properties, required), refusalSchema] } as const;
+}

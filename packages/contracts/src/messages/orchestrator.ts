@@ -2,7 +2,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { TASK_STATUSES, metadataSchema, plannerSchema, taskErrorSchema } from '../api/task.schema.js';
 import { toolViewSchema, TOOL_NAME_PATTERN } from '../api/tool.schema.js';
 import { waitingDataSchema } from '../api/webhook.schema.js';
-import { doneReplySchema, env, id, nullableString, refusalSchema, ts } from './fields.js';
+import { acceptedOrRefused, doneReplySchema, env, id, nullableString, ts } from './fields.js';
 import { EXCHANGES, type MessageDefinition } from './topology.js';
 
 /** Commands to the orchestrator, partitioned by account: each account's messages are handled in order by one writer. */
@@ -191,17 +191,7 @@ export const toolRegisterSchema = {
 } as const;
 export type ToolRegister = FromSchema<typeof toolRegisterSchema>;
 
-export const toolRegisterReplySchema = {
-  anyOf: [
-    {
-      type: 'object',
-      properties: { ok: { const: true }, created: { type: 'boolean' }, tool: toolViewSchema },
-      required: ['ok', 'created', 'tool'],
-      additionalProperties: false,
-    },
-    refusalSchema,
-  ],
-} as const;
+export const toolRegisterReplySchema = acceptedOrRefused({ created: { type: 'boolean' }, tool: toolViewSchema }, ['created', 'tool']);
 export type ToolRegisterReply = FromSchema<typeof toolRegisterReplySchema>;
 
 export const toolListRequestSchema = {
@@ -212,17 +202,7 @@ export const toolListRequestSchema = {
 } as const;
 export type ToolListRequest = FromSchema<typeof toolListRequestSchema>;
 
-export const toolListReplySchema = {
-  anyOf: [
-    {
-      type: 'object',
-      properties: { ok: { const: true }, tools: { type: 'array', items: toolViewSchema } },
-      required: ['ok', 'tools'],
-      additionalProperties: false,
-    },
-    refusalSchema,
-  ],
-} as const;
+export const toolListReplySchema = acceptedOrRefused({ tools: { type: 'array', items: toolViewSchema } }, ['tools']);
 export type ToolListReply = FromSchema<typeof toolListReplySchema>;
 
 /** Answered {ok: true}, or a refusal `not_found` when there is no such tool. */

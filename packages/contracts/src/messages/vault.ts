@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { TOOL_NAME_PATTERN, toolManifestSchema } from '../api/tool.schema.js';
-import { doneReplySchema, env, id, refusalSchema, ts } from './fields.js';
+import { acceptedOrRefused, doneReplySchema, env, id, ts } from './fields.js';
 import { EXCHANGES, type MessageDefinition } from './topology.js';
 
 /**
@@ -65,17 +65,9 @@ export const connectionViewSchema = {
 } as const;
 export type ConnectionView = FromSchema<typeof connectionViewSchema>;
 
-export const connectionsListReplySchema = {
-  anyOf: [
-    {
-      type: 'object',
-      properties: { ok: { const: true }, connections: { type: 'array', items: connectionViewSchema } },
-      required: ['ok', 'connections'],
-      additionalProperties: false,
-    },
-    refusalSchema,
-  ],
-} as const;
+export const connectionsListReplySchema = acceptedOrRefused({ connections: { type: 'array', items: connectionViewSchema } }, [
+  'connections',
+]);
 export type ConnectionsListReply = FromSchema<typeof connectionsListReplySchema>;
 
 /** Gateway → vault: revoke one service's connection of a user. Refused with `connection_not_found`. */
@@ -101,17 +93,7 @@ export const settingsLinkCreateSchema = {
 } as const;
 export type SettingsLinkCreate = FromSchema<typeof settingsLinkCreateSchema>;
 
-export const settingsLinkReplySchema = {
-  anyOf: [
-    {
-      type: 'object',
-      properties: { ok: { const: true }, url: { type: 'string' }, expires_at: ts },
-      required: ['ok', 'url', 'expires_at'],
-      additionalProperties: false,
-    },
-    refusalSchema,
-  ],
-} as const;
+export const settingsLinkReplySchema = acceptedOrRefused({ url: { type: 'string' }, expires_at: ts }, ['url', 'expires_at']);
 export type SettingsLinkReply = FromSchema<typeof settingsLinkReplySchema>;
 
 /**
@@ -126,17 +108,7 @@ export const consentLinkRenewSchema = {
 } as const;
 export type ConsentLinkRenew = FromSchema<typeof consentLinkRenewSchema>;
 
-export const consentLinkReplySchema = {
-  anyOf: [
-    {
-      type: 'object',
-      properties: { ok: { const: true }, auth_url: { type: 'string' }, expires_at: ts },
-      required: ['ok', 'auth_url', 'expires_at'],
-      additionalProperties: false,
-    },
-    refusalSchema,
-  ],
-} as const;
+export const consentLinkReplySchema = acceptedOrRefused({ auth_url: { type: 'string' }, expires_at: ts }, ['auth_url', 'expires_at']);
 export type ConsentLinkReply = FromSchema<typeof consentLinkReplySchema>;
 
 /** A custom tool's OAuth client, kept by the vault (the secret encrypted). */
