@@ -27,7 +27,7 @@ async function main(argv: string[]): Promise<unknown> {
     case 'vault settings-link': {
       const { values } = command;
       const env = oneOf('--env', values.env, ENVIRONMENTS);
-      const secret = readSecret(process.env, 'VAULT_STATE_SECRET');
+      const secret = readSecret(config, 'VAULT_STATE_SECRET');
       if (!secret) throw new UsageError('VAULT_STATE_SECRET (or VAULT_STATE_SECRET_FILE) must be set: it signs the link the vault checks');
       const ttl = values.ttl ? positiveInt(values.ttl, '--ttl') : config.SETTINGS_LINK_TTL_S;
       const { token, expiresAt } = new TokenSigner(secret).signSettings({ acct: values.account, env, usr: values.user }, ttl);
@@ -108,7 +108,7 @@ interface Store {
 }
 
 async function withStore<T>(config: CliConfig, fn: (store: Store, ring: KeyRing) => Promise<T>): Promise<T> {
-  const keys = readSecret(process.env, 'VAULT_KEYS');
+  const keys = readSecret(config, 'VAULT_KEYS');
   if (!keys) throw new UsageError('VAULT_KEYS (or VAULT_KEYS_FILE) must be set: the key ring the tokens are sealed with');
   const ring = KeyRing.parse(keys, 'VAULT_KEYS');
   const logger = createLogger({ service: 'oauth-vault-cli', level: 'error' });

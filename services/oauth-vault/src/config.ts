@@ -114,6 +114,10 @@ export const cliConfigSchema = {
     PUBLIC_BASE_URL: configSchema.properties.PUBLIC_BASE_URL,
     SETTINGS_LINK_TTL_S: configSchema.properties.SETTINGS_LINK_TTL_S,
     LEASE_TTL_MS: configSchema.properties.LEASE_TTL_MS,
+    VAULT_KEYS: configSchema.properties.VAULT_KEYS,
+    VAULT_KEYS_FILE: configSchema.properties.VAULT_KEYS_FILE,
+    VAULT_STATE_SECRET: configSchema.properties.VAULT_STATE_SECRET,
+    VAULT_STATE_SECRET_FILE: configSchema.properties.VAULT_STATE_SECRET_FILE,
   },
   required: ['MONGO_URL', 'MONGO_DB', 'PUBLIC_PORT', 'SETTINGS_LINK_TTL_S', 'LEASE_TTL_MS'],
 } as const;

@@ -12,9 +12,10 @@ export class VaultConfigError extends Error {
  * `NAME` from the environment, or the content of the file named by `NAME_FILE`
  * (Docker/Kubernetes secrets), trimmed. Setting both is an error: one source of truth.
  */
-export function readSecret(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const direct = env[name];
-  const file = env[`${name}_FILE`];
+export function readSecret(env: Readonly<Record<string, unknown>>, name: string): string | undefined {
+  const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const direct = text(env[name]);
+  const file = text(env[`${name}_FILE`]);
   if (direct && file) throw new VaultConfigError(`${name} and ${name}_FILE are both set; set one`);
   if (file) {
     try {
