@@ -41,7 +41,7 @@ describe('bench cleanup', () => {
 
     await removeStack(stack);
     expect(await leftovers(stack.namespace)).toEqual({ queues: [], exchanges: [], databases: [] });
-  }, 60_000);
+  }, 120_000);
 
   it('lists each stack in TES_STACK_LOG, and removes the listed ones afterwards (scripts/test.sh)', async () => {
     const log = path.join(mkdtempSync(path.join(os.tmpdir(), 'stacks-')), 'stacks.txt');
@@ -58,5 +58,5 @@ describe('bench cleanup', () => {
       if (saved === undefined) delete process.env['TES_STACK_LOG'];
       else process.env['TES_STACK_LOG'] = saved;
     }
-  }, 60_000);
+  }, 120_000);
 });
