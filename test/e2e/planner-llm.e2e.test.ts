@@ -71,7 +71,7 @@ describe('LLM planner end to end (a slow scripted model)', () => {
       { what: `task ${id} to end`, timeoutMs: 30_000, intervalMs },
     );
 
-  it("completes B's tasks in well under a second each while A's create waits 5 s for its model; A's trace names the LLM planner and model", async () => {
+  it("completes B's tasks well before A's model answers while A's create waits 5 s for its model; A's trace names the LLM planner and model", async () => {
     const t0 = Date.now();
     const slow = create(a, { prompt: 'Post "from A" to #eng', user_id: 'user_a' }).then((r) => ({ ...r, ms: Date.now() - t0 }));
     await waitFor(() => model.requests.some((r) => r.prompt.includes('from A')), { what: "the model asked about A's task" });
@@ -87,7 +87,7 @@ describe('LLM planner end to end (a slow scripted model)', () => {
     }
     // All of B's work happened while A's create was still waiting for the model.
     expect(Date.now() - t0).toBeLessThan(SLOW_MS);
-    for (const ms of took) expect(ms).toBeLessThan(1000);
+    for (const ms of took) expect(ms).toBeLessThan(2500); // half the model's 5 s: not held behind A (1,081 ms seen on a CI run)
 
     const created = await slow;
     expect(created.status).toBe(201);
