@@ -53,7 +53,8 @@ rm -f "$RESULTS"
 export TES_STACK_LOG="$ROOT/.run/stacks.txt"
 rm -f "$TES_STACK_LOG"
 rc=0
-pnpm exec jest --ci --json --outputFile="$RESULTS" "$@" || rc=$?
+# --forceExit: a handle a test leaves open must not keep the run alive after the results are written.
+pnpm exec jest --ci --forceExit --json --outputFile="$RESULTS" "$@" || rc=$?
 trap - EXIT
 node --input-type=module -e '
   const { removeListedStacks } = await import("@tes/testing");
