@@ -1,7 +1,7 @@
 import { BUILT_IN_HINTS, findAction, findReferences, hasReference, withoutReferencedFields, type ToolDef } from '@tes/catalog';
 import { compile, compileDynamic, describeErrors } from '@tes/contracts';
 import { customHints, entityKinds, hasTerm, usedAsVerb } from './rules/intents.js';
-import { forbiddenVerbs, refuseUpfront } from './rules/refusals.js';
+import { forbiddenVerbs, refuseSchedule, refuseUpfront } from './rules/refusals.js';
 import { prepare } from './rules/text.js';
 import type { Refusal, WorkflowStep } from './types.js';
 
@@ -17,6 +17,11 @@ export function checkPlan(prompt: string, steps: readonly WorkflowStep[], tools:
   // What the request itself rules out (a trigger, text aimed at the planner, another service …), whoever plans it.
   const upfront = refuseUpfront(prompt);
   if (upfront) return upfront;
+  const scheduled = refuseSchedule(
+    prompt,
+    steps.map((s) => s.tool),
+  );
+  if (scheduled) return scheduled;
   const said = normalize(prompt);
   const prepared = prepare(prompt);
   const clauses = prepared.segments.flat();

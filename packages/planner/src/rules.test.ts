@@ -236,6 +236,25 @@ describe('dates, time zones and recurrence', () => {
     });
   });
 
+  it('refuses a request to repeat on a schedule (a task runs once), but plans a recurring calendar event', () => {
+    for (const prompt of [
+      'Every morning at 9, post the open issues of acme/api to #eng',
+      'Send bob@x.com an email saying "standup in 5" every weekday at 9:55',
+      'post "lunch!" to #general daily at noon',
+      'Chaque lundi, envoie un message "hebdo" sur #eng',
+    ]) {
+      const r = refusal(prompt);
+      expect(r.code).toBe('unsupported_request');
+      expect(r.message).toMatch(/does not repeat it on a schedule/);
+    }
+    // The same words as a title, an adjective or an event's own recurrence are planned.
+    expect(actions('Post "every Monday we ship" to #eng')).toEqual(['slack.post_message']);
+    expect(actions('Post the weekly report link https://x.io/r to #eng')).toContain('slack.post_message');
+    expect(steps('Create a "Weekly update" event every Friday at 4pm')[0]?.input).toMatchObject({
+      recurrence: ['RRULE:FREQ=WEEKLY;BYDAY=FR'],
+    });
+  });
+
   it('answers "am I free" with the availability of the window asked (2 and 4 mean the afternoon)', () => {
     expect(steps('am i free thursday between 2 and 4?')).toEqual([
       {

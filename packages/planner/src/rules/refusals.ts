@@ -142,6 +142,28 @@ export function refuseUpfront(prompt: string): Refusal | undefined {
   return undefined;
 }
 
+/** "every morning at 9", "each Monday", "daily at 5", "tous les lundis", "jeden Morgen", "cada semana". */
+const SCHEDULE =
+  /\b(?:every|each)\s+(?:other\s+|\d+\s+)?(?:day|morning|evening|night|afternoon|week|weekday|weekend|month|year|hour|minute|(?:mon|tues|wednes|thurs|fri|satur|sun)day)s?\b|\b(?:daily|hourly|nightly)\s+at\b|\bon\s+(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days|weekdays)\b|\b(?:tous les|toutes les|chaque)\s+(?:jours?|matins?|soirs?|semaines?|mois|heures?|lundis?|mardis?|mercredis?|jeudis?|vendredis?)\b|\b(?:jeden|jede)\s+(?:tag|morgen|abend|woche|monat|stunde|montag|dienstag|mittwoch|donnerstag|freitag)\b|\bcada\s+(?:día|dia|mañana|noche|semana|mes|hora|lunes|martes|miércoles|jueves|viernes)\b|\btäglich\s+um\b/iu;
+
+/**
+ * A request to repeat on a schedule ("every morning at 9, post the open issues to #eng"): a task runs
+ * once, now. A calendar event's own recurrence ("a standup every Monday") is planned, so a plan with
+ * a calendar step is left to the other checks.
+ */
+export function refuseSchedule(prompt: string, tools: readonly string[]): Refusal | undefined {
+  if (tools.includes('google_calendar')) return undefined;
+  const text = prompt.replace(/"[^"]*"|“[^”]*”|«[^»]*»/g, ' ');
+  const m = SCHEDULE.exec(text);
+  if (!m) return undefined;
+  return {
+    code: 'unsupported_request',
+    message: `The service runs a request once, now; it does not repeat it on a schedule ("${m[0]}").`,
+    suggestion:
+      "Ask for one run ('Post the open issues of acme/api to #eng') and create the task from your own scheduler (cron, a workflow runner) each time it should run",
+  };
+}
+
 /** Verbs a prompt forbids ("don't send it yet", "without posting", "ne l'envoie pas", "nicht senden"). */
 export function forbiddenVerbs(canon: string, raw: string): Set<string> {
   const out = new Set<string>();
