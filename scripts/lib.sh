@@ -57,6 +57,53 @@ stop_pidfile() {
   rm -f "$pidfile"
 }
 
+# The Node.js the project runs on (.nvmrc, engines, deploy/Dockerfile say the same).
+NODE_VERSION=24.21.0
+NODE_MAJOR=${NODE_VERSION%%.*}
+
+# ensure_node: a machine whose node is older than $NODE_MAJOR gets node $NODE_VERSION from the npm
+# registry's node-linux-<arch> package (Node.js's own binary build), unpacked once into
+# $TES_CACHE_DIR/node-$NODE_VERSION (default ~/.cache/tes) and put first on PATH, so pnpm, jest and
+# every service started after it run on it. Offline once cached. Prints `node: vX (path)`.
+ensure_node() {
+  local have
+  have=$(node --version 2>/dev/null || true)
+  have=${have#v}
+  if [[ -n $have ]] && ((${have%%.*} >= NODE_MAJOR)); then
+    say "node: v$have ($(command -v node))"
+    return 0
+  fi
+  local cache=${TES_CACHE_DIR:-$HOME/.cache/tes} arch
+  local dir=$cache/node-$NODE_VERSION
+  case $(uname -m) in
+    x86_64) arch=x64 ;;
+    aarch64 | arm64) arch=arm64 ;;
+    *) die "node: v${have:-none} is older than $NODE_MAJOR and no node-linux package exists for $(uname -m); install Node.js $NODE_VERSION" ;;
+  esac
+  if [[ $("$dir/bin/node" --version 2>/dev/null) != "v$NODE_VERSION" ]]; then
+    command -v npm >/dev/null 2>&1 || die "node: npm is needed to fetch node-linux-$arch@$NODE_VERSION"
+    say "node: v${have:-none} is older than $NODE_MAJOR; installing node-linux-$arch@$NODE_VERSION into $dir"
+    mkdir -p "$cache"
+    local tmp
+    tmp=$(mktemp -d "$cache/.node-$NODE_VERSION.XXXXXX")
+    # npm pack checks the tarball against the registry's integrity hash; run outside the repo (its .npmrc is pnpm's).
+    if ! (cd "$tmp" && timeout 600 npm pack --silent "node-linux-$arch@$NODE_VERSION" >/dev/null &&
+      tar -xzf "node-linux-$arch-$NODE_VERSION.tgz" && [[ $(package/bin/node --version) == "v$NODE_VERSION" ]]); then
+      rm -rf "$tmp"
+      die "node: could not fetch node-linux-$arch@$NODE_VERSION from the npm registry"
+    fi
+    rm -rf "$dir.old"
+    [[ -e $dir ]] && mv "$dir" "$dir.old" # a broken earlier copy
+    # One rename: a concurrent run sees either no directory or a whole one (if it won, keep its copy).
+    mv -T "$tmp/package" "$dir" 2>/dev/null || [[ $("$dir/bin/node" --version 2>/dev/null) == "v$NODE_VERSION" ]] ||
+      die "node: could not move node $NODE_VERSION into $dir"
+    rm -rf "$tmp" "$dir.old"
+  fi
+  export PATH="$dir/bin:$PATH"
+  hash -r
+  say "node: $(node --version) ($(command -v node))"
+}
+
 ensure_pnpm() {
   if ! command -v pnpm >/dev/null 2>&1; then
     say "pnpm: not found, installing pnpm@$PNPM_VERSION with npm"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every test from a fresh clone: pnpm, install, infrastructure, build, lint (eslint: types and the
+# Runs every test from a fresh clone: Node.js 24 (ensure_node), pnpm, install, infrastructure, build, lint (eslint: types and the
 # workspace's boundaries), unused code (knip), jest.
 # Extra arguments go to jest. Ends with the line "tests: N passed, M failed"; exits with jest's code.
 # Env: AMQP_URL, MONGO_URL, TES_CACHE_DIR (see infra.sh); TES_T0 (epoch the elapsed time counts from).
@@ -17,6 +17,9 @@ RESULTS=.run/jest-results.json
 step=pnpm
 # A failure before jest still ends with the summary line CI reads.
 trap 'rc=$?; ((rc == 0)) || { say "test.sh: FAILED during $step (exit $rc) after $(($(date +%s) - T0))s"; say "tests: 0 passed, 1 failed"; }' EXIT
+step=node
+ensure_node
+step=pnpm
 ensure_pnpm
 step="pnpm install"
 pnpm install --frozen-lockfile

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starts the whole system locally: pnpm, install, infrastructure, build, the five services in the
+# Starts the whole system locally: Node.js 24 (ensure_node), pnpm, install, infrastructure, build, the five services in the
 # background (logs .run/logs/, pids .run/pids/), a demo account on first run; prints keys and a curl.
 # Stop everything with scripts/down.sh. Env: AMQP_URL, MONGO_URL, TES_CACHE_DIR; the rest passes through.
 set -euo pipefail
@@ -26,6 +26,7 @@ service_env() {
   esac
 }
 
+ensure_node
 ensure_pnpm
 pnpm install --frozen-lockfile
 bash scripts/infra.sh up

@@ -65,7 +65,14 @@ export const commonEnv = {
   /** Where /healthz, /readyz and /metrics listen; 0.0.0.0 in containers so probes and Prometheus reach them. */
   OPS_HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
   LOG_LEVEL: { type: 'string', enum: ['error', 'warn', 'info', 'debug'], default: 'info' },
-  SHUTDOWN_TIMEOUT_MS: { type: 'integer', minimum: 0, default: 10000 },
+  /**
+   * On SIGTERM: how long work in flight may take to finish. Above the longest unit of work (a webhook
+   * delivery's WEBHOOK_TIMEOUT_MS and a step's STEP_TIMEOUT_MS, 30 s each), so a rollout never cuts one
+   * short; the process exits at the latest 5 s after it (deploy/: grace periods of 60 s cover both).
+   */
+  SHUTDOWN_TIMEOUT_MS: { type: 'integer', minimum: 0, default: 40000 },
+  /** AMQP heartbeat asked for on every broker connection: a silently lost peer is noticed within about two of them. */
+  AMQP_HEARTBEAT_S: { type: 'integer', minimum: 1, maximum: 600, default: 15 },
   /** Benchmarks only: a directory where the database commands sent are counted (connectMongo's commandStatsDir). */
   TES_DB_COMMAND_STATS: { type: 'string' },
 } as const;

@@ -10,6 +10,7 @@ interface ConnectionSettings {
   MONGO_DB: string;
   AMQP_URL: string;
   AMQP_NAMESPACE: string;
+  AMQP_HEARTBEAT_S: number;
   TES_DB_COMMAND_STATS?: string | undefined;
 }
 
@@ -24,13 +25,14 @@ export function connectDatabase({ config, logger }: Context): Promise<Connection
   return connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger, commandStatsDir: config.TES_DB_COMMAND_STATS });
 }
 
-/** The service's broker client, not yet connected, reporting each queue's consume lag to its metrics. */
+/** The service's broker client (heartbeat AMQP_HEARTBEAT_S), not yet connected, reporting each queue's consume lag to its metrics. */
 export function createBroker({ config, logger, metrics }: Context, source: string): Broker {
   return new Broker({
     url: config.AMQP_URL,
     source,
     logger,
     namespace: config.AMQP_NAMESPACE,
+    heartbeatSeconds: config.AMQP_HEARTBEAT_S,
     ...(metrics ? { onConsume: (queue: string, lag: number) => metrics.queueConsumeLag.observe({ queue }, lag) } : {}),
   });
 }

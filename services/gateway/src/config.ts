@@ -65,6 +65,7 @@ export const configSchema = {
     'NODE_ENV',
     'LOG_LEVEL',
     'SHUTDOWN_TIMEOUT_MS',
+    'AMQP_HEARTBEAT_S',
   ],
 } as const;
 

@@ -71,6 +71,7 @@ export const configSchema = {
     'AMQP_NAMESPACE',
     'LOG_LEVEL',
     'SHUTDOWN_TIMEOUT_MS',
+    'AMQP_HEARTBEAT_S',
     'NODE_ENV',
     'STATE_TTL_S',
     'PENDING_AUTH_TTL_S',

@@ -36,6 +36,7 @@ export const configSchema = {
     'PREFETCH',
     'LOG_LEVEL',
     'SHUTDOWN_TIMEOUT_MS',
+    'AMQP_HEARTBEAT_S',
     'STEP_TIMEOUT_MS',
     'STALL_AFTER_MS',
     'REAPER_INTERVAL_MS',

@@ -66,6 +66,7 @@ export const configSchema = {
     'OPS_PORT',
     'LOG_LEVEL',
     'SHUTDOWN_TIMEOUT_MS',
+    'AMQP_HEARTBEAT_S',
     'PREFETCH',
     'WEBHOOK_TIMEOUT_MS',
     'WEBHOOK_RETRY_SCHEDULE_MS',
