@@ -21,6 +21,7 @@ import {
   type MessageDefinition,
   type MessagesRoutedTo,
   type MessageType,
+  type ReadMessage,
   type ReplyOf,
   type RequestType,
 } from '@tes/contracts';
@@ -345,7 +346,7 @@ export class Broker {
     // queue, another replica may be its consumer now): handling it here would act twice.
     if (this.stopping || !attachment.open) return;
     const log = this.options.logger;
-    let read: ReturnType<typeof readMessage>;
+    let read: ReadMessage;
     try {
       read = readMessage(JSON.parse(msg.content.toString('utf8')), this.catalog);
       if (read.known) checkRoute(reg.queue, read.type, this.catalog);
@@ -371,7 +372,7 @@ export class Broker {
       await this.hold(reg, ch, msg, envelope, read.reason);
       return;
     }
-    const parsed = read;
+    const parsed = read; // of a type this version knows
     this.options.onConsume?.(reg.queue.name, Math.max(0, (Date.now() - Date.parse(envelope.occurred_at)) / 1000));
     const replyProps = msg.properties.replyTo
       ? {
