@@ -1,19 +1,32 @@
-import { connect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type RecoveringChannelModel } from 'amqplib';
+import {
+  connect,
+  type Channel,
+  type ChannelModel,
+  type ConfirmChannel,
+  type ConsumeMessage,
+  type Options,
+  type RecoveringChannelModel,
+} from 'amqplib';
 import {
   CATALOG,
+  ENVELOPE_VERSION,
   EXCHANGES,
   newMessageId,
+  readMessage,
   routingKeyFor,
   validateMessage,
   validateReply,
   type Envelope,
   type MessageDataMap,
+  type MessageDefinition,
   type MessagesRoutedTo,
   type MessageType,
+  type ReadMessage,
   type ReplyOf,
   type RequestType,
 } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
+import { holdDecision, holdHeaders, holdQueueOptions, resolveHoldOptions, type HoldOptions } from './hold.js';
 import { isPermanentFailure } from './permanent-failure.js';
 
 export interface QueueSpec {
@@ -149,13 +162,22 @@ export interface BrokerOptions {
   heartbeatSeconds?: number;
   /**
    * Told of every message sent to its queue's dead-letter queue, and why: `malformed` (not a valid
-   * message), `permanent` (its handler failed in a way no retry mends, see isPermanentFailure) or
-   * `attempts` (its handler failed maxAttempts times). For a metric; the `.dead` queue keeps the message.
+   * message), `permanent` (its handler failed in a way no retry mends, see isPermanentFailure),
+   * `attempts` (its handler failed maxAttempts times) or `unsupported` (written by a newer version,
+   * and no consumer of its queue could read it within the hold bounds). For a metric; the `.dead`
+   * queue keeps the message.
    */
   onDeadLetter?: (queue: string, reason: DeadLetterReason) => void;
+  /**
+   * How long a message this version cannot read (an unknown type, a newer envelope) waits in
+   * `<queue>.hold` before it is offered again, and the bounds after which it is dead-lettered.
+   */
+  hold?: HoldOptions;
+  /** The messages this version reads (default: CATALOG). A test stands in an older release's to run two versions side by side. */
+  catalog?: Readonly<Record<string, MessageDefinition>>;
 }
 
-export type DeadLetterReason = 'malformed' | 'permanent' | 'attempts';
+export type DeadLetterReason = 'malformed' | 'permanent' | 'attempts' | 'unsupported';
 
 const DEFAULT_HEARTBEAT_S = 15;
 const REPLY_TO = 'amq.rabbitmq.reply-to';
@@ -187,9 +209,13 @@ export class Broker {
   private attachments = 0;
 
   private readonly ns: string;
+  private readonly catalog: Readonly<Record<string, MessageDefinition>>;
+  private readonly holding: Required<HoldOptions>;
 
   constructor(private readonly options: BrokerOptions) {
     this.ns = options.namespace ? `${options.namespace}.` : '';
+    this.catalog = options.catalog ?? CATALOG;
+    this.holding = resolveHoldOptions(options.hold);
   }
 
   /** The broker-side name of an exchange or queue. */
@@ -327,29 +353,33 @@ export class Broker {
     // queue, another replica may be its consumer now): handling it here would act twice.
     if (this.stopping || !attachment.open) return;
     const log = this.options.logger;
-    let parsed: { type: MessageType; data: unknown };
-    let envelope: Envelope;
+    let read: ReadMessage;
     try {
-      envelope = JSON.parse(msg.content.toString('utf8')) as Envelope;
-      parsed = validateMessage(envelope);
-      checkRoute(reg.queue, parsed.type);
+      read = readMessage(JSON.parse(msg.content.toString('utf8')), this.catalog);
+      if (read.known) checkRoute(reg.queue, read.type, this.catalog);
     } catch (err) {
       log.error('malformed message dead-lettered', { queue: reg.queue.name, error: (err as Error).message });
       safe(() => ch.nack(msg, false, false));
       this.options.onDeadLetter?.(reg.queue.name, 'malformed');
       return;
     }
+    const { envelope } = read;
     const deadline = Number((msg.properties.headers as Record<string, unknown> | undefined)?.[REPLY_DEADLINE_HEADER]);
     if (msg.properties.replyTo && Number.isFinite(deadline) && Date.now() > deadline) {
       log.warn('request dropped: its requester gave up waiting', {
         queue: reg.queue.name,
-        type: parsed.type,
+        type: envelope.type,
         message_id: envelope.id,
         correlation_id: envelope.correlation_id,
       });
       safe(() => ch.ack(msg));
       return;
     }
+    if (!read.known) {
+      await this.hold(reg, ch, msg, envelope, read.reason);
+      return;
+    }
+    const parsed = read; // of a type this version knows
     this.options.onConsume?.(reg.queue.name, Math.max(0, (Date.now() - Date.parse(envelope.occurred_at)) / 1000));
     const replyProps = msg.properties.replyTo
       ? {
@@ -419,8 +449,77 @@ export class Broker {
     }
   }
 
+  /**
+   * A message this version cannot read waits in `<queue>.hold` (declared on first use), whose
+   * per-message TTL dead-letters it back to the queue through the default exchange, for a consumer
+   * that can read it (a newer replica during a rolling update). Past the hold bounds it is
+   * dead-lettered. A replica's own (exclusive) queue has neither: the message is dropped there.
+   */
+  private async hold(reg: Registration, ch: Channel, msg: ConsumeMessage, envelope: Envelope, reason: string): Promise<void> {
+    const log = this.options.logger;
+    const queue = reg.queue.name;
+    const headers = (msg.properties.headers ?? {}) as Record<string, unknown>;
+    const decision = holdDecision(headers, this.holding, Date.now());
+    const fields = {
+      queue,
+      type: envelope.type,
+      message_id: envelope.id,
+      correlation_id: envelope.correlation_id,
+      reason,
+      holds: decision.holds,
+    };
+    if (reg.queue.exclusive) {
+      log.warn('unreadable message dropped (a replica queue has no hold)', fields);
+      safe(() => ch.nack(msg, false, false));
+      return;
+    }
+    if (decision.expired) {
+      log.error('unreadable message dead-lettered: no consumer read it within the hold bounds', fields);
+      safe(() => ch.nack(msg, false, false));
+      this.options.onDeadLetter?.(queue, 'unsupported');
+      return;
+    }
+    const name = this.name(queue);
+    try {
+      // On the consumer's channel: a failure closes it, and the message returns to its queue.
+      await ch.assertQueue(`${name}.hold`, holdQueueOptions(name));
+      await this.confirmed('', `${name}.hold`, msg.content, {
+        ...copiedProperties(msg),
+        headers: holdHeaders(headers, decision),
+        expiration: String(this.holding.delayMs),
+      });
+    } catch (err) {
+      log.warn('unreadable message could not be held, requeued', { ...fields, error: String(err) });
+      await sleep(retryDelayMs(3));
+      safe(() => ch.nack(msg, false, true));
+      return;
+    }
+    safe(() => ch.ack(msg));
+    log.warn('unreadable message held for a consumer that can read it', {
+      ...fields,
+      holds: decision.holds + 1,
+      retry_in_ms: this.holding.delayMs,
+    });
+  }
+
+  /** Publishes on the confirm channel and resolves once the broker has confirmed. */
+  private confirmed(exchange: string, key: string, content: Buffer, props: Options.Publish): Promise<void> {
+    const ch = this.confirmChannel;
+    if (!ch || this.stopping) return Promise.reject(new BrokerUnavailableError());
+    return new Promise<void>((resolve, reject) => {
+      try {
+        ch.publish(exchange, key, content, props, (err) =>
+          err ? reject(new BrokerUnavailableError(`publish not confirmed: ${String(err)}`)) : resolve(),
+        );
+      } catch (err) {
+        reject(new BrokerUnavailableError(`publish failed: ${(err as Error).message}`));
+      }
+    });
+  }
+
   private envelope<T extends MessageType>(type: T, data: MessageDataMap[T], opts: PublishOptions): Envelope<MessageDataMap[T]> {
     return {
+      v: ENVELOPE_VERSION,
       id: opts.messageId ?? newMessageId(),
       type,
       source: this.options.source,
@@ -442,21 +541,12 @@ export class Broker {
     opts: PublishOptions,
     props: { replyTo?: string; correlationId?: string; headers?: Record<string, unknown> },
   ): Promise<string> {
-    const ch = this.confirmChannel;
-    if (!ch || this.stopping) throw new BrokerUnavailableError();
+    if (!this.confirmChannel || this.stopping) throw new BrokerUnavailableError();
     const env = this.envelope(type, data, opts);
     validateMessage(env);
     const { exchange } = CATALOG[type];
     const key = routingKeyFor(type, opts.partitionKey);
-    await new Promise<void>((resolve, reject) => {
-      try {
-        ch.publish(this.name(exchange), key, Buffer.from(JSON.stringify(env)), { ...persistent(env), ...props }, (err) =>
-          err ? reject(new BrokerUnavailableError(`publish not confirmed: ${String(err)}`)) : resolve(),
-        );
-      } catch (err) {
-        reject(new BrokerUnavailableError(`publish failed: ${(err as Error).message}`));
-      }
-    });
+    await this.confirmed(this.name(exchange), key, Buffer.from(JSON.stringify(env)), { ...persistent(env), ...props });
     return env.id;
   }
 
@@ -579,9 +669,9 @@ function withHeartbeat(url: string, seconds: number): string {
 }
 
 /** A queue with a routing key receives only the catalog's messages of that route. */
-function checkRoute(queue: QueueSpec, type: MessageType): void {
-  const route = CATALOG[type];
-  if (queue.routingKey !== undefined && (route.exchange !== queue.exchange || route.routingKey !== queue.routingKey)) {
+function checkRoute(queue: QueueSpec, type: MessageType, catalog: Readonly<Record<string, MessageDefinition>>): void {
+  const route = catalog[type];
+  if (queue.routingKey !== undefined && route && (route.exchange !== queue.exchange || route.routingKey !== queue.routingKey)) {
     throw new Error(`message ${type} does not belong on queue ${queue.name}`);
   }
 }
@@ -593,6 +683,20 @@ function persistent(env: Envelope<unknown>) {
     messageId: env.id,
     type: env.type,
     timestamp: Math.floor(Date.now() / 1000),
+  };
+}
+
+/** What a held message keeps of the original: its id, type, reply-to, correlation (headers are set by the hold). */
+function copiedProperties(msg: ConsumeMessage): Options.Publish {
+  const p = msg.properties;
+  return {
+    persistent: true,
+    contentType: (p.contentType as string | undefined) ?? 'application/json',
+    ...(p.messageId ? { messageId: p.messageId as string } : {}),
+    ...(p.type ? { type: p.type as string } : {}),
+    ...(p.timestamp ? { timestamp: p.timestamp as number } : {}),
+    ...(p.replyTo ? { replyTo: p.replyTo as string } : {}),
+    ...(p.correlationId ? { correlationId: p.correlationId as string } : {}),
   };
 }
 

@@ -40,6 +40,17 @@ export async function typedReplies(d: PartitionDelivery, broker: Broker): Promis
   await broker.request('task.event', undefined as never, { timeoutMs: 1 });
 }
 
+/** The envelope's version may be missing (a message published before envelopes carried one). */
+export function envelopeVersion(d: PartitionDelivery): number {
+  const v: number | undefined = d.envelope.v;
+  const id: string = d.envelope.id;
+  void id;
+  // @ts-expect-error `v` is optional: a reader must handle its absence
+  const required: number = d.envelope.v;
+  void required;
+  return v ?? 1;
+}
+
 describe('typed deliveries', () => {
   it('narrows a delivery on its type', () => {
     const d = { type: 'task.cancel', data: { task_id: 'task_1', account_id: 'acc', environment: 'test' } } as PartitionDelivery;
