@@ -17,7 +17,7 @@ export function durableQueueNames(): string[] {
   const partitioned = [QUEUES.orchestratorPartition, QUEUES.gatewayTaskEvents];
   const single = [QUEUES.executorSteps, QUEUES.executorQueries, QUEUES.vaultRequests, QUEUES.dispatcherTaskEvents, QUEUES.dispatcherAdmin];
   const names = [...single.map((q) => q.name), ...partitioned.flatMap((q) => Array.from({ length: PARTITIONS }, (_, p) => q(p).name))];
-  return names.flatMap((n) => [n, `${n}.dead`]);
+  return names.flatMap((n) => [n, `${n}.dead`, `${n}.hold`]);
 }
 
 /**
