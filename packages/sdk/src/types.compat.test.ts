@@ -1,10 +1,11 @@
 /**
  * The SDK writes the API's types out by hand (no dependency on internal packages). These
  * checks keep them equal to the service's own schemas and error taxonomy: the type-level
- * part fails `pnpm typecheck` (tsconfig.check.json), the rest fails here.
+ * part fails `pnpm typecheck` (tsconfig.check.json), the rest fails here. The service's packages
+ * are read from their sources by path, so the published package.json names no workspace package.
  */
-import * as contracts from '@tes/contracts';
-import { API_ERROR_STATUS, type ApiErrorCode as ServiceErrorCode } from '@tes/errors';
+import * as contracts from '../../contracts/src/index.js';
+import { API_ERROR_STATUS, type ApiErrorCode as ServiceErrorCode } from '../../errors/src/index.js';
 import { errorClassFor, type ApiErrorCode } from './errors.js';
 import * as sdk from './types.js';
 
