@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type http from 'node:http';
 import { AuthenticationError, ConnectionError, TaskServiceError, WaitTimeoutError, errorClassFor } from './errors.js';
 import {
   backoffDelay,
@@ -10,7 +9,15 @@ import {
   type ResolvedRetryOptions,
   type RetryOptions,
 } from './retry.js';
-import { fetchTransport, nodeTransport, type FetchLike, type HttpResponse, type Transport } from './transport.js';
+import {
+  fetchTransport,
+  nodeTransport,
+  type CaCertificates,
+  type FetchLike,
+  type HttpAgentLike,
+  type HttpResponse,
+  type Transport,
+} from './transport.js';
 import {
   isTerminalStatus,
   type CancelledTask,
@@ -46,9 +53,9 @@ export interface ClientOptions {
   /** Accept any TLS certificate: for a development gateway with a self-signed certificate only. */
   insecure?: boolean | undefined;
   /** Extra trusted CA certificate(s) (PEM), the safe alternative to `insecure`. `NODE_EXTRA_CA_CERTS` works too. */
-  ca?: string | Buffer | Array<string | Buffer> | undefined;
+  ca?: CaCertificates | undefined;
   /** A node:http(s) Agent for every request (proxies, custom TLS, socket limits). */
-  agent?: http.Agent | undefined;
+  agent?: HttpAgentLike | undefined;
   /** A fetch to use instead of the global one (e.g. bound to an undici dispatcher). Ignored when `insecure`, `ca` or `agent` is set. */
   fetch?: FetchLike | undefined;
   /** Extra headers on every request. */

@@ -1,7 +1,7 @@
 export { TaskServiceClient, DEFAULT_BASE_URL } from './client.js';
 export type { ClientOptions, CreateTaskOptions, RequestOptions, RetryInfo, WaitForTaskOptions } from './client.js';
 export type { RetryOptions } from './retry.js';
-export type { FetchLike } from './transport.js';
+export type { FetchLike, HttpAgentLike, CaCertificates } from './transport.js';
 export {
   TaskServiceError,
   InvalidRequestError,

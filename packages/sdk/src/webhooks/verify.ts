@@ -17,8 +17,8 @@ import type { WebhookEvent } from '../types.js';
  * serialized again (other whitespace, key order, escaping) no longer matches.
  */
 
-/** The raw request body exactly as received. */
-export type RawBody = string | Buffer | Uint8Array;
+/** The raw request body exactly as received (a Buffer is a Uint8Array). */
+export type RawBody = string | Uint8Array;
 
 /** Fetch `Headers`, node's `req.headers`, or a plain object (names matched case-insensitively). */
 export type HeadersLike = { get(name: string): string | null } | Record<string, string | string[] | undefined>;
