@@ -1,5 +1,14 @@
 export { TaskServiceClient, DEFAULT_BASE_URL } from './client.js';
-export type { ClientOptions, CreateTaskOptions, RequestOptions, RetryInfo, WaitForTaskOptions } from './client.js';
+export type {
+  ClientOptions,
+  CreateTaskOptions,
+  CreateTaskResult,
+  IterateTasksParams,
+  RequestOptions,
+  RetryInfo,
+  WaitForTaskOptions,
+} from './client.js';
+export type { Exact } from './fields.js';
 export type { RetryOptions } from './retry.js';
 export type { FetchLike, HttpAgentLike, CaCertificates } from './transport.js';
 export {
