@@ -32,6 +32,7 @@ export {
   parseWebhook,
   computeSignature,
   computeStandardSignature,
+  signWebhook,
   WebhookVerificationError,
   DEFAULT_TOLERANCE_SECONDS,
 } from './webhooks/verify.js';
@@ -43,6 +44,8 @@ export type {
   StandardVerifyOptions,
   SignatureScheme,
   ParseWebhookOptions,
+  SignedWebhookHeaders,
+  SignWebhookOptions,
 } from './webhooks/verify.js';
 export { webhookMiddleware } from './webhooks/middleware.js';
 export type {
