@@ -8,6 +8,7 @@ import { WebhookVerificationError, parseWebhook, type ParseWebhookOptions } from
  */
 export interface WebhookRequest {
   headers: Record<string, string | string[] | undefined>;
+  method?: string | undefined;
   url?: string | undefined;
   /** True once the body stream was consumed (by a body parser mounted before). */
   readableEnded?: boolean;
