@@ -180,6 +180,12 @@ describe('TaskServiceClient: requests', () => {
     expect(Object.keys(again)).not.toContain('replayed');
   });
 
+  it('answers a 2xx create without a task body as TaskServiceError invalid_response', async () => {
+    const { client } = await setup([{ status: 201 }]);
+    const err = await caught(client.createTask({ prompt: 'x' }));
+    expect(err).toMatchObject({ code: 'invalid_response', status: 201, requestId: 'req_0' });
+  });
+
   it('iterates every page of a list', async () => {
     const page = (ids: string[], more: boolean) => ({
       body: { data: ids.map((id) => ({ id, status: 'complete', tool: 'text', created_at: 'x' })), has_more: more },

@@ -117,6 +117,7 @@ export type IterateTasksParams = Omit<ListTasksParams, 'offset'>;
 const { offset: _offset, ...ITERATE_TASKS_FIELDS } = LIST_TASKS_FIELDS;
 
 interface Answer<T> {
+  status: number;
   body: T;
   /** Lower-case names. */
   headers: Record<string, string>;
@@ -193,6 +194,15 @@ export class TaskServiceClient {
     if (params.mode !== undefined) body['mode'] = params.mode;
     const key = options.idempotencyKey ?? randomUUID();
     const answer = await this.send<CreatedTask>({ method: 'POST', path: '/tasks', body, headers: { 'Idempotency-Key': key } }, options);
+    if (typeof answer.body !== 'object' || answer.body === null) {
+      const requestId = answer.headers['x-request-id'];
+      throw new TaskServiceError({
+        code: 'invalid_response',
+        status: answer.status,
+        requestId,
+        message: 'POST /tasks: the answer has no task',
+      });
+    }
     const replayed = answer.headers['idempotent-replayed']?.toLowerCase() === 'true';
     return Object.defineProperty(answer.body, 'replayed', { value: replayed, enumerable: false }) as CreateTaskResult;
   }
@@ -402,7 +412,7 @@ export class TaskServiceClient {
       }
       throw new ConnectionError({ code: 'connection_error', message: `${call.method} ${call.path}: ${describe(err)}`, cause: err });
     }
-    return { body: parseAnswer<T>(res, call), headers: res.headers };
+    return { status: res.status, body: parseAnswer<T>(res, call), headers: res.headers };
   }
 }
 
