@@ -161,6 +161,31 @@ describe('TaskServiceClient: requests', () => {
     expect(seen[0]?.headers['content-type']).toBeUndefined();
   });
 
+  it('exposes a replayed create (Idempotent-Replayed: true) as replayed, the body unchanged', async () => {
+    // the gateway's answer to a repeated key: the original status and body, plus the header
+    const { client, seen } = await setup((req) =>
+      req.headers['idempotency-key'] === 'order-7' && seen.length > 1
+        ? { status: 201, body: CREATED, headers: { 'idempotent-replayed': 'true' } }
+        : { status: 201, body: CREATED },
+    );
+    const first = await client.createTask({ prompt: 'x' }, { idempotencyKey: 'order-7' });
+    const again = await client.createTask({ prompt: 'x' }, { idempotencyKey: 'order-7' });
+    expect(seen.map((s) => s.headers['idempotency-key'])).toEqual(['order-7', 'order-7']);
+    expect(first.replayed).toBe(false);
+    expect(again.replayed).toBe(true);
+    // not part of the body: the result still equals, spreads and serializes as what was sent
+    expect(again).toEqual(CREATED);
+    expect(JSON.parse(JSON.stringify(again))).toEqual(CREATED);
+    expect({ ...again }).toEqual(CREATED);
+    expect(Object.keys(again)).not.toContain('replayed');
+  });
+
+  it('answers a 2xx create without a task body as TaskServiceError invalid_response', async () => {
+    const { client } = await setup([{ status: 201 }]);
+    const err = await caught(client.createTask({ prompt: 'x' }));
+    expect(err).toMatchObject({ code: 'invalid_response', status: 201, requestId: 'req_0' });
+  });
+
   it('iterates every page of a list', async () => {
     const page = (ids: string[], more: boolean) => ({
       body: { data: ids.map((id) => ({ id, status: 'complete', tool: 'text', created_at: 'x' })), has_more: more },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type http from 'node:http';
 import { AuthenticationError, ConnectionError, TaskServiceError, WaitTimeoutError, errorClassFor } from './errors.js';
+import { CREATE_TASK_FIELDS, LIST_TASKS_FIELDS, assertKnownFields, assertKnownManifestFields, type Exact } from './fields.js';
 import {
   backoffDelay,
   parseRetryAfter,
@@ -10,7 +10,15 @@ import {
   type ResolvedRetryOptions,
   type RetryOptions,
 } from './retry.js';
-import { fetchTransport, nodeTransport, type FetchLike, type HttpResponse, type Transport } from './transport.js';
+import {
+  fetchTransport,
+  nodeTransport,
+  type CaCertificates,
+  type FetchLike,
+  type HttpAgentLike,
+  type HttpResponse,
+  type Transport,
+} from './transport.js';
 import {
   isTerminalStatus,
   type CancelledTask,
@@ -46,9 +54,9 @@ export interface ClientOptions {
   /** Accept any TLS certificate: for a development gateway with a self-signed certificate only. */
   insecure?: boolean | undefined;
   /** Extra trusted CA certificate(s) (PEM), the safe alternative to `insecure`. `NODE_EXTRA_CA_CERTS` works too. */
-  ca?: string | Buffer | Array<string | Buffer> | undefined;
+  ca?: CaCertificates | undefined;
   /** A node:http(s) Agent for every request (proxies, custom TLS, socket limits). */
-  agent?: http.Agent | undefined;
+  agent?: HttpAgentLike | undefined;
   /** A fetch to use instead of the global one (e.g. bound to an undici dispatcher). Ignored when `insecure`, `ca` or `agent` is set. */
   fetch?: FetchLike | undefined;
   /** Extra headers on every request. */
@@ -94,6 +102,25 @@ export interface WaitForTaskOptions {
   multiplier?: number | undefined;
   /** Sees every state polled (e.g. to notice `waiting`). */
   onPoll?: ((task: Task) => void) | undefined;
+}
+
+/**
+ * createTask's answer: the API's body, plus `replayed`, true when the service answered a repeated
+ * `Idempotency-Key` with the original answer (`Idempotent-Replayed: true`) instead of creating a
+ * task. `replayed` is not enumerable, so the object still spreads and serializes as the body sent.
+ */
+export type CreateTaskResult = CreatedTask & { readonly replayed: boolean };
+
+/** The list filters iterateTasks takes: every one but `offset`, which it moves itself. */
+export type IterateTasksParams = Omit<ListTasksParams, 'offset'>;
+
+const { offset: _offset, ...ITERATE_TASKS_FIELDS } = LIST_TASKS_FIELDS;
+
+interface Answer<T> {
+  status: number;
+  body: T;
+  /** Lower-case names. */
+  headers: Record<string, string>;
 }
 
 interface Call {
@@ -152,14 +179,32 @@ export class TaskServiceClient {
         : fetchTransport(options.fetch);
   }
 
-  /** POST /tasks. Starts a task; it runs after the answer (see {@link waitForTask}). */
-  createTask(params: CreateTaskParams, options: CreateTaskOptions = {}): Promise<CreatedTask> {
+  /**
+   * POST /tasks. Starts a task; it runs after the answer (see {@link waitForTask}). A field the
+   * API does not know is refused before any request (InvalidRequestError `invalid_request`).
+   */
+  async createTask<P extends CreateTaskParams>(
+    params: P & Exact<CreateTaskParams, P>,
+    options: CreateTaskOptions = {},
+  ): Promise<CreateTaskResult> {
+    assertKnownFields('createTask', params, CREATE_TASK_FIELDS);
     const body: Record<string, unknown> = { prompt: params.prompt };
     if (params.user_id !== undefined) body['user_id'] = params.user_id;
     if (params.metadata !== undefined) body['metadata'] = params.metadata;
     if (params.mode !== undefined) body['mode'] = params.mode;
     const key = options.idempotencyKey ?? randomUUID();
-    return this.request<CreatedTask>({ method: 'POST', path: '/tasks', body, headers: { 'Idempotency-Key': key } }, options);
+    const answer = await this.send<CreatedTask>({ method: 'POST', path: '/tasks', body, headers: { 'Idempotency-Key': key } }, options);
+    if (typeof answer.body !== 'object' || answer.body === null) {
+      const requestId = answer.headers['x-request-id'];
+      throw new TaskServiceError({
+        code: 'invalid_response',
+        status: answer.status,
+        requestId,
+        message: 'POST /tasks: the answer has no task',
+      });
+    }
+    const replayed = answer.headers['idempotent-replayed']?.toLowerCase() === 'true';
+    return Object.defineProperty(answer.body, 'replayed', { value: replayed, enumerable: false }) as CreateTaskResult;
   }
 
   /** GET /tasks/:task_id. */
@@ -167,8 +212,12 @@ export class TaskServiceClient {
     return this.request<Task>({ method: 'GET', path: `/tasks/${segment(taskId)}` }, options);
   }
 
-  /** GET /tasks: one page, newest first. */
-  listTasks(params: ListTasksParams = {}, options: RequestOptions = {}): Promise<TaskList> {
+  /** GET /tasks: one page, newest first. An unknown filter is refused before any request. */
+  async listTasks<P extends ListTasksParams = ListTasksParams>(
+    params?: P & Exact<ListTasksParams, P>,
+    options: RequestOptions = {},
+  ): Promise<TaskList> {
+    assertKnownFields('listTasks', params ?? {}, LIST_TASKS_FIELDS);
     return this.request<TaskList>({ method: 'GET', path: '/tasks', query: { ...params } }, options);
   }
 
@@ -176,10 +225,14 @@ export class TaskServiceClient {
    * Every task matching `params`, page after page (`limit` is the page size). Offset paging:
    * tasks created while iterating shift the pages, so an item may be seen twice.
    */
-  async *iterateTasks(params: Omit<ListTasksParams, 'offset'> = {}, options: RequestOptions = {}): AsyncGenerator<TaskListItem> {
+  async *iterateTasks<P extends IterateTasksParams = IterateTasksParams>(
+    params?: P & Exact<IterateTasksParams, P>,
+    options: RequestOptions = {},
+  ): AsyncGenerator<TaskListItem> {
+    assertKnownFields('iterateTasks', params ?? {}, ITERATE_TASKS_FIELDS);
     let offset = 0;
     for (;;) {
-      const page = await this.listTasks({ ...params, offset }, options);
+      const page = await this.request<TaskList>({ method: 'GET', path: '/tasks', query: { ...params, offset } }, options);
       yield* page.data;
       if (!page.has_more || page.data.length === 0) return;
       offset += page.data.length;
@@ -221,9 +274,11 @@ export class TaskServiceClient {
   /**
    * POST /tools: registers a custom tool in the key's environment, or replaces the one of that
    * name (its `created_at` is kept). Returns the tool without its client secret. A replace by
-   * name is idempotent, so retries are safe. 400 `invalid_request` names the manifest field.
+   * name is idempotent, so retries are safe. 400 `invalid_request` names the manifest field; an
+   * unknown field (of the manifest, its `oauth` or an action) is refused before any request.
    */
-  registerTool(manifest: ToolManifest, options: RequestOptions = {}): Promise<Tool> {
+  async registerTool<P extends ToolManifest>(manifest: P & Exact<ToolManifest, P>, options: RequestOptions = {}): Promise<Tool> {
+    assertKnownManifestFields(manifest);
     return this.request<Tool>({ method: 'POST', path: '/tools', body: manifest }, options);
   }
 
@@ -279,6 +334,11 @@ export class TaskServiceClient {
   }
 
   private async request<T>(call: Call, options: RequestOptions): Promise<T> {
+    return (await this.send<T>(call, options)).body;
+  }
+
+  /** The call with its retries; the answer's body and headers. */
+  private async send<T>(call: Call, options: RequestOptions): Promise<Answer<T>> {
     const maxRetries = options.maxRetries === undefined ? this.maxRetries : retries(options.maxRetries);
     const timeoutMs = options.timeoutMs === undefined ? this.timeoutMs : positive(options.timeoutMs, 'timeoutMs');
     for (let retry = 0; ; retry++) {
@@ -310,7 +370,7 @@ export class TaskServiceClient {
     return backoffDelay(retry, this.retry);
   }
 
-  private async attempt<T>(call: Call, timeoutMs: number, signal: AbortSignal | undefined): Promise<T> {
+  private async attempt<T>(call: Call, timeoutMs: number, signal: AbortSignal | undefined): Promise<Answer<T>> {
     const url = new URL(this.baseUrl + call.path);
     for (const [k, v] of Object.entries(call.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = {
@@ -352,7 +412,7 @@ export class TaskServiceClient {
       }
       throw new ConnectionError({ code: 'connection_error', message: `${call.method} ${call.path}: ${describe(err)}`, cause: err });
     }
-    return parseAnswer<T>(res, call);
+    return { status: res.status, body: parseAnswer<T>(res, call), headers: res.headers };
   }
 }
 

@@ -1,7 +1,16 @@
 export { TaskServiceClient, DEFAULT_BASE_URL } from './client.js';
-export type { ClientOptions, CreateTaskOptions, RequestOptions, RetryInfo, WaitForTaskOptions } from './client.js';
+export type {
+  ClientOptions,
+  CreateTaskOptions,
+  CreateTaskResult,
+  IterateTasksParams,
+  RequestOptions,
+  RetryInfo,
+  WaitForTaskOptions,
+} from './client.js';
+export type { Exact } from './fields.js';
 export type { RetryOptions } from './retry.js';
-export type { FetchLike } from './transport.js';
+export type { FetchLike, HttpAgentLike, CaCertificates } from './transport.js';
 export {
   TaskServiceError,
   InvalidRequestError,
@@ -23,6 +32,7 @@ export {
   parseWebhook,
   computeSignature,
   computeStandardSignature,
+  signWebhook,
   WebhookVerificationError,
   DEFAULT_TOLERANCE_SECONDS,
 } from './webhooks/verify.js';
@@ -34,6 +44,8 @@ export type {
   StandardVerifyOptions,
   SignatureScheme,
   ParseWebhookOptions,
+  SignedWebhookHeaders,
+  SignWebhookOptions,
 } from './webhooks/verify.js';
 export { webhookMiddleware } from './webhooks/middleware.js';
 export type {

@@ -50,11 +50,22 @@ export function fetchTransport(fetchImpl: FetchLike = globalThis.fetch): Transpo
   };
 }
 
+/**
+ * A node:http(s) `Agent`, typed by the one method the SDK calls so that its published types need
+ * no @types/node.
+ */
+export interface HttpAgentLike {
+  destroy(): void;
+}
+
+/** PEM certificate(s): strings, or bytes (a Buffer is a Uint8Array). */
+export type CaCertificates = string | Uint8Array | Array<string | Uint8Array>;
+
 export interface NodeTransportOptions {
-  /** Used for every request instead of the transport's own keep-alive agent. */
-  agent?: http.Agent | undefined;
+  /** A node:http(s) Agent used for every request instead of the transport's own keep-alive agent. */
+  agent?: HttpAgentLike | undefined;
   /** Extra trusted CA certificate(s) in PEM, for example a development certificate. */
-  ca?: string | Buffer | Array<string | Buffer> | undefined;
+  ca?: CaCertificates | undefined;
   /** false accepts any certificate (development only). */
   rejectUnauthorized?: boolean | undefined;
 }
@@ -70,7 +81,7 @@ export function nodeTransport(options: NodeTransportOptions = {}): Transport {
         http: new http.Agent({ keepAlive: true }),
         https: new https.Agent({
           keepAlive: true,
-          ...(options.ca === undefined ? {} : { ca: options.ca }),
+          ...(options.ca === undefined ? {} : { ca: pem(options.ca) }),
           ...(options.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: options.rejectUnauthorized }),
         }),
       };
@@ -78,7 +89,8 @@ export function nodeTransport(options: NodeTransportOptions = {}): Transport {
     send(req) {
       const url = new URL(req.url);
       const lib = url.protocol === 'https:' ? https : http;
-      const agent = options.agent ?? (url.protocol === 'https:' ? own?.https : own?.http);
+      // an Agent by contract (see HttpAgentLike)
+      const agent = (options.agent as http.Agent | undefined) ?? (url.protocol === 'https:' ? own?.https : own?.http);
       const headers = { ...req.headers };
       if (req.body !== undefined) headers['content-length'] = String(Buffer.byteLength(req.body));
       return new Promise<HttpResponse>((resolve, reject) => {
@@ -104,4 +116,9 @@ export function nodeTransport(options: NodeTransportOptions = {}): Transport {
       own?.https.destroy();
     },
   };
+}
+
+function pem(ca: CaCertificates): string | Buffer | Array<string | Buffer> {
+  const one = (c: string | Uint8Array) => (typeof c === 'string' ? c : Buffer.from(c.buffer, c.byteOffset, c.byteLength));
+  return Array.isArray(ca) ? ca.map(one) : one(ca);
 }

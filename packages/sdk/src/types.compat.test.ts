@@ -1,11 +1,13 @@
 /**
  * The SDK writes the API's types out by hand (no dependency on internal packages). These
  * checks keep them equal to the service's own schemas and error taxonomy: the type-level
- * part fails `pnpm typecheck` (tsconfig.check.json), the rest fails here.
+ * part fails `pnpm typecheck` (tsconfig.check.json), the rest fails here. The service's packages
+ * are read from their sources by path, so the published package.json names no workspace package.
  */
-import * as contracts from '@tes/contracts';
-import { API_ERROR_STATUS, type ApiErrorCode as ServiceErrorCode } from '@tes/errors';
+import * as contracts from '../../contracts/src/index.js';
+import { API_ERROR_STATUS, type ApiErrorCode as ServiceErrorCode } from '../../errors/src/index.js';
 import { errorClassFor, type ApiErrorCode } from './errors.js';
+import { CREATE_TASK_FIELDS, LIST_TASKS_FIELDS, TOOL_ACTION_FIELDS, TOOL_MANIFEST_FIELDS, TOOL_OAUTH_FIELDS } from './fields.js';
 import * as sdk from './types.js';
 
 type Both<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -101,6 +103,15 @@ describe('the SDK types match the service contracts', () => {
     expect(Object.keys(tool).sort()).toEqual(fields(contracts.toolViewSchema));
     const { created_at: _created, ...manifest } = { ...tool, oauth: { ...oauth, client_secret: '' } };
     expect(Object.keys(manifest satisfies Required<sdk.ToolManifest>).sort()).toEqual(fields(contracts.toolManifestSchema));
+  });
+
+  it('refuses, before any request, exactly the fields the schemas do not name', () => {
+    const fields = (schema: { properties: object }) => Object.keys(schema.properties).sort();
+    expect(Object.keys(CREATE_TASK_FIELDS).sort()).toEqual(fields(contracts.createTaskBodySchema));
+    expect(Object.keys(LIST_TASKS_FIELDS).sort()).toEqual(fields(contracts.listTasksQuerySchema));
+    expect(Object.keys(TOOL_MANIFEST_FIELDS).sort()).toEqual(fields(contracts.toolManifestSchema));
+    expect(Object.keys(TOOL_OAUTH_FIELDS).sort()).toEqual(fields(contracts.toolManifestSchema.properties.oauth));
+    expect(Object.keys(TOOL_ACTION_FIELDS).sort()).toEqual(fields(contracts.toolActionSchema));
   });
 
   it('maps every API error code to the right error class by its status', () => {

@@ -1,12 +1,20 @@
-import type { IncomingMessage } from 'node:http';
 import type { WebhookEvent } from '../types.js';
 import { WebhookVerificationError, parseWebhook, type ParseWebhookOptions } from './verify.js';
 
 /**
- * What the middleware needs of a request: node's IncomingMessage (express's Request is one),
- * plus the fields it may find or set. No express types: any connect-style framework fits.
+ * What the middleware needs of a request: the part of node's IncomingMessage it reads (express's
+ * Request is one), plus the fields it may find or set. Written by shape, with no node or express
+ * types, so any connect-style framework fits and the SDK's types need no @types/node.
  */
-export type WebhookRequest = IncomingMessage & {
+export interface WebhookRequest {
+  headers: Record<string, string | string[] | undefined>;
+  method?: string | undefined;
+  url?: string | undefined;
+  /** True once the body stream was consumed (by a body parser mounted before). */
+  readableEnded?: boolean;
+  on(event: 'data', listener: (chunk: Uint8Array | string) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+  on(event: 'error', listener: (err: Error) => void): unknown;
   body?: unknown;
   /** A raw body kept by an earlier parser (`express.json({ verify })` pattern); used if present. */
   rawBody?: unknown;
@@ -14,7 +22,7 @@ export type WebhookRequest = IncomingMessage & {
   webhookEvent?: WebhookEvent;
   /** Set by the middleware: the `webhook-id` header, the same on every attempt (dedup key). */
   webhookId?: string;
-};
+}
 
 export interface WebhookResponse {
   statusCode: number;
@@ -122,9 +130,9 @@ function rawBodyOf(req: WebhookRequest, limit: number): Promise<Buffer> {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    req.on('data', (c: Buffer | string) => {
+    req.on('data', (c: Uint8Array | string) => {
       if (done) return;
-      const b = typeof c === 'string' ? Buffer.from(c, 'utf8') : c;
+      const b = typeof c === 'string' ? Buffer.from(c, 'utf8') : Buffer.from(c.buffer, c.byteOffset, c.byteLength);
       size += b.length;
       if (size > limit) {
         done = true;

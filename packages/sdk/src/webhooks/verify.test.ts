@@ -3,10 +3,12 @@ import {
   computeSignature,
   computeStandardSignature,
   parseWebhook,
+  signWebhook,
   verifyStandardWebhook,
   verifyWebhook,
   WebhookVerificationError,
 } from './verify.js';
+import { startWebhookListener } from './listener.js';
 
 // Vectors computed outside this code base with openssl:
 //   printf '%s' "$BODY" | openssl dgst -sha256 -hmac "$SECRET"
@@ -184,5 +186,70 @@ describe('parseWebhook', () => {
         parseWebhook(notEvent, { 'x-service-signature': computeSignature(notEvent, SECRET) }, { secret: SECRET, scheme: 'service' }),
       ),
     ).toBe('invalid_payload');
+  });
+});
+
+describe('signWebhook (every header of a test request)', () => {
+  it('gives the openssl vectors as complete header values: v1,<base64> and the hex', () => {
+    expect(signWebhook(BODY, SECRET, { id: ID, timestamp: TS })).toEqual({
+      'content-type': 'application/json',
+      'webhook-id': ID,
+      'webhook-timestamp': String(TS),
+      'webhook-signature': `v1,${STD}`,
+      'x-service-signature': HEX,
+    });
+    // computeStandardSignature stays the bare signature, without the prefix
+    expect(computeStandardSignature(BODY, ID, TS, SECRET)).toBe(STD);
+  });
+
+  it('signs with every secret as during a rotation, new first: space separated v1 entries, comma separated hex', () => {
+    const h = signWebhook(Buffer.from(BODY), [SECRET, SECRET2], { id: ID, timestamp: TS });
+    expect(h['webhook-signature']).toBe(`v1,${STD} v1,${STD2}`);
+    expect(h['x-service-signature']).toBe(`${HEX},${HEX2}`);
+  });
+
+  it('defaults to a fresh evt_ id and now, which the verifiers accept', () => {
+    const a = signWebhook(BODY, SECRET);
+    const b = signWebhook(BODY, SECRET);
+    expect(a['webhook-id']).toMatch(/^evt_[0-9a-f]{32}$/);
+    expect(b['webhook-id']).not.toBe(a['webhook-id']);
+    expect(Math.abs(Number(a['webhook-timestamp']) - Date.now() / 1000)).toBeLessThanOrEqual(5);
+    expect(parseWebhook(BODY, a, { secret: SECRET })).toEqual(JSON.parse(BODY));
+    expect(parseWebhook(BODY, a, { secret: SECRET, scheme: 'service' }).task_id).toBe('task_1');
+    expect(verifyStandardWebhook(BODY, a, SECRET2)).toBe(false);
+  });
+
+  it('refuses a timestamp that is not unix seconds and runs only with a secret', () => {
+    expect(() => signWebhook(BODY, SECRET, { timestamp: 1.5 })).toThrow(TypeError);
+    expect(() => signWebhook(BODY, SECRET, { timestamp: -1 })).toThrow(TypeError);
+    const saved = process.env['SERVICE_WEBHOOK_SECRET'];
+    delete process.env['SERVICE_WEBHOOK_SECRET'];
+    try {
+      expect(() => signWebhook(BODY)).toThrow(TypeError);
+    } finally {
+      if (saved !== undefined) process.env['SERVICE_WEBHOOK_SECRET'] = saved;
+    }
+  });
+
+  it('signs a request a real receiver accepts as sent (fetch to tes webhooks listen); the bare signature gets 401', async () => {
+    const events: unknown[] = [];
+    const listener = await startWebhookListener({ port: 0, secret: SECRET, onEvent: (e) => events.push(e) });
+    try {
+      const ok = await fetch(listener.url, { method: 'POST', headers: signWebhook(BODY, SECRET), body: BODY });
+      expect(ok.status).toBe(200);
+      expect(events).toEqual([JSON.parse(BODY)]);
+      const now = Math.floor(Date.now() / 1000);
+      const bare = {
+        'webhook-id': ID,
+        'webhook-timestamp': String(now),
+        'webhook-signature': computeStandardSignature(BODY, ID, now, SECRET),
+      };
+      const refused = await fetch(listener.url, { method: 'POST', headers: bare, body: BODY });
+      expect(refused.status).toBe(401);
+      expect(await refused.json()).toMatchObject({ error: { code: 'invalid_signature' } });
+      expect(events).toHaveLength(1);
+    } finally {
+      await listener.close();
+    }
   });
 });

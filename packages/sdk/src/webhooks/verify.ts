@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { WebhookEvent } from '../types.js';
 
 /**
@@ -17,8 +17,8 @@ import type { WebhookEvent } from '../types.js';
  * serialized again (other whitespace, key order, escaping) no longer matches.
  */
 
-/** The raw request body exactly as received. */
-export type RawBody = string | Buffer | Uint8Array;
+/** The raw request body exactly as received (a Buffer is a Uint8Array). */
+export type RawBody = string | Uint8Array;
 
 /** Fetch `Headers`, node's `req.headers`, or a plain object (names matched case-insensitively). */
 export type HeadersLike = { get(name: string): string | null } | Record<string, string | string[] | undefined>;
@@ -64,7 +64,7 @@ function safeEqual(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** The `X-Service-Signature` value for one secret (hex). */
+/** The `X-Service-Signature` value for one secret (hex). To sign a whole test request, see {@link signWebhook}. */
 export function computeSignature(rawBody: RawBody, secret: string): string {
   return createHmac('sha256', secret).update(bytes(rawBody)).digest('hex');
 }
@@ -74,9 +74,58 @@ function standardKey(secret: string): Buffer {
   return Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
 }
 
-/** The Standard Webhooks signature (base64, without the `v1,` prefix) for one secret. */
+/**
+ * The bare Standard Webhooks signature for one secret: base64 WITHOUT the `v1,` prefix, so not a
+ * `webhook-signature` header value by itself (that is `v1,` + this). To sign a test request,
+ * use {@link signWebhook}, which gives every header ready to send.
+ */
 export function computeStandardSignature(rawBody: RawBody, id: string, timestamp: number | string, secret: string): string {
   return createHmac('sha256', standardKey(secret)).update(`${id}.${timestamp}.`, 'utf8').update(bytes(rawBody)).digest('base64');
+}
+
+/** The headers of a delivery, as the service sends them (lower-case names; fetch and node:http take them as they are). */
+export type SignedWebhookHeaders = {
+  'content-type': 'application/json';
+  /** The event id: keep it across retries of one event, receivers dedup on it. */
+  'webhook-id': string;
+  /** Unix seconds. */
+  'webhook-timestamp': string;
+  /** `v1,<base64>`, one per secret, space separated. */
+  'webhook-signature': string;
+  /** Hex, one per secret, comma separated (spec 5.5). */
+  'x-service-signature': string;
+};
+
+export interface SignWebhookOptions {
+  /** `webhook-id`. Default: a new `evt_…` id. */
+  id?: string | undefined;
+  /** `webhook-timestamp` in unix seconds. Default: now. */
+  timestamp?: number | undefined;
+}
+
+/**
+ * Signs `rawBody` the way the service signs a delivery and returns every header to send with
+ * it: `webhook-id`, `webhook-timestamp`, `webhook-signature` (`v1,<base64>`) and
+ * `X-Service-Signature`. For testing a receiver: `fetch(url, { method: 'POST', headers:
+ * signWebhook(body, secret), body })`. Several secrets sign as during a rotation.
+ */
+export function signWebhook(
+  rawBody: RawBody,
+  secret: WebhookSecret | undefined = envSecret(),
+  options: SignWebhookOptions = {},
+): SignedWebhookHeaders {
+  const keys = secrets(secret);
+  const body = bytes(rawBody);
+  const id = options.id ?? `evt_${randomUUID().replaceAll('-', '')}`;
+  const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
+  if (!/^\d{1,12}$/.test(timestamp)) throw new TypeError('timestamp must be unix seconds (a non-negative integer)');
+  return {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': timestamp,
+    'webhook-signature': keys.map((key) => `v1,${computeStandardSignature(body, id, timestamp, key)}`).join(' '),
+    'x-service-signature': keys.map((key) => computeSignature(body, key)).join(','),
+  };
 }
 
 /**
