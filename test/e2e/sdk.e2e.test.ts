@@ -68,6 +68,8 @@ describe('SDK client against the running service', () => {
     const b = await client.createTask({ prompt: 'Echo "once"' }, { idempotencyKey: key });
     const c = await client.createTask({ prompt: 'Echo "once"' });
     expect(b).toEqual(a);
+    // The gateway's Idempotent-Replayed header, as the SDK exposes it.
+    expect([a.replayed, b.replayed, c.replayed]).toEqual([false, true, false]);
     expect(c.id).not.toBe(a.id);
     const reused = await client.createTask({ prompt: 'Echo "other body"' }, { idempotencyKey: key }).catch((e: unknown) => e);
     expect(reused).toBeInstanceOf(ConflictError);
