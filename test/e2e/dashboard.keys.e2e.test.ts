@@ -107,6 +107,25 @@ describe('dashboard: API keys rolled with an expiry (browser)', () => {
     await shot(page(), 'dashboard-keys');
   });
 
+  it('refuses an expiry or a name it does not offer with a 400 page, changing nothing', async () => {
+    await page().goto(url('/keys'));
+    const csrf = (await page().locator('input[name="_csrf"]').first().getAttribute('value')) ?? '';
+    const keyId = (await rowOf(newKey).getAttribute('data-key-id')) ?? '';
+    const before = await page().locator('tbody tr').count();
+    const badExpiry = await page().request.post(url(`/keys/${keyId}/roll`), { form: { _csrf: csrf, expires_in: '30d' }, maxRedirects: 0 });
+    expect(badExpiry.status()).toBe(400);
+    expect(await badExpiry.text()).toContain('Choose when the old key stops working');
+    const badName = await page().request.post(url('/keys'), {
+      form: { _csrf: csrf, environment: 'test', name: 'x'.repeat(65) },
+      maxRedirects: 0,
+    });
+    expect(badName.status()).toBe(400);
+    expect(await badName.text()).toContain('at most 64 characters');
+    await page().reload();
+    expect(await page().locator('tbody tr').count()).toBe(before);
+    expect([await cell(newKey, 'Status'), await cell(newKey, 'Expires')]).toEqual(['active', 'never']);
+  });
+
   it('revokes the expiring old key: refused (401) on the next request, the new key unaffected', async () => {
     const row = rowOf(oldKey);
     await row.getByText('Revoke', { exact: true }).click();
