@@ -17,6 +17,7 @@ const COMMANDS = {
     'accounts set-limits',
     'keys create',
     'keys list',
+    'keys roll',
     'keys revoke',
     'owners create',
     'owners list',

@@ -236,7 +236,21 @@ describe('public API conformance: rate limits, idempotency, revocation', () => {
       expect(keys.slice(2).map(row)).toEqual([`live pk_live_ ${extra.api_key.slice(-4)} revoked`]);
       expect(keys[2]?.['key_id']).toBe(extra.key_id);
       for (const k of keys) {
-        expect(Object.keys(k).sort()).toEqual(['account_id', 'created_at', 'environment', 'key_id', 'last4', 'prefix', 'status']);
+        expect(Object.keys(k).sort()).toEqual(
+          [
+            'account_id',
+            'created_at',
+            'environment',
+            'expires_at',
+            'key_id',
+            'last4',
+            'last_used_at',
+            'name',
+            'prefix',
+            'revoked_at',
+            'status',
+          ].sort(),
+        );
         expect(k['account_id']).toBe(acct.account_id);
         expect(k['key_id']).toMatch(/^key_/);
       }

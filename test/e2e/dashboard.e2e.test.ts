@@ -106,7 +106,6 @@ describe('dashboard (browser)', () => {
     const key = await page().getByTestId('new-key').inputValue();
     expect(key).toMatch(/^pk_test_[0-9A-Za-z]{32}$/);
     await expect(page().locator('tbody').first().textContent()).resolves.toContain(`pk_test_…${key.slice(-4)}`);
-    await shot(page(), 'dashboard-keys');
     const created = await api('POST', '/tasks', key, { prompt: 'Echo "hello from a dashboard key"' });
     expect(created.status).toBe(201);
     // Listed with prefix and last four only; the full key is in no later page.
@@ -122,16 +121,16 @@ describe('dashboard (browser)', () => {
     await expect(page().getByRole('status').textContent()).resolves.toContain('Key revoked');
     const r = await api('GET', '/tasks', activeKey);
     expect([r.status, r.json?.error?.code]).toEqual([401, 'invalid_api_key']);
-    await expect(page().locator('section', { hasText: 'Revoked keys' }).textContent()).resolves.toContain(
+    await expect(page().locator('section', { hasText: 'Revoked and expired keys' }).textContent()).resolves.toContain(
       `pk_test_…${activeKey.slice(-4)}`,
     );
   });
 
-  it('rotates a key: a new one that works, the old one refused', async () => {
+  it('rolls a key with the default expiry (now): a new one that works, the old one refused', async () => {
     expect((await api('GET', '/tasks', originalTestKey)).status).toBe(200);
     const row = page().locator('tr', { hasText: `pk_test_…${originalTestKey.slice(-4)}` });
-    await row.getByText('Rotate', { exact: true }).click();
-    await row.getByRole('button', { name: 'Rotate key' }).click();
+    await row.getByText('Roll', { exact: true }).click();
+    await row.getByRole('button', { name: 'Roll key' }).click();
     const fresh = await page().getByTestId('new-key').inputValue();
     expect(fresh).toMatch(/^pk_test_/);
     expect(fresh).not.toBe(originalTestKey);

@@ -78,4 +78,65 @@ describe('gateway operator CLI: credential changes', () => {
         .findOne({ _id: keyId } as never),
     ).toMatchObject({ status: 'revoked' });
   });
+
+  it('creates a named key, rolls it with an expiry (announced), lists names, last use and expiry, and refuses bad values', async () => {
+    const { account_id } = await newAccount();
+    const created = await cli({}, 'keys', 'create', '--account', account_id, '--env', 'live', '--name', '  billing worker ');
+    expect(created.code).toBe(0);
+    const key = JSON.parse(created.stdout) as { key_id: string; api_key: string; name: string; status: string };
+    expect(key).toMatchObject({ name: 'billing worker', status: 'active' });
+    expect(key.api_key).toMatch(/^pk_live_/);
+
+    const before = heard.length;
+    const t0 = Date.now();
+    const rolled = await cli({}, 'keys', 'roll', '--key', key.key_id, '--expires-in', '24h');
+    expect([rolled.code, rolled.stderr]).toEqual([0, '']);
+    const out = JSON.parse(rolled.stdout) as { key_id: string; api_key: string; name: string; replaced: Record<string, unknown> };
+    expect(out.name).toBe('billing worker');
+    expect(out.api_key).toMatch(/^pk_live_/);
+    expect(out.api_key).not.toBe(key.api_key);
+    expect(out.replaced).toMatchObject({ key_id: key.key_id, status: 'expiring' });
+    const expiresAt = Date.parse(String(out.replaced['expires_at']));
+    expect(expiresAt).toBeGreaterThanOrEqual(t0 + 86_400_000);
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + 86_400_000);
+    await waitFor(() => heard.length > before, { timeoutMs: 5000, what: 'the announcement of the roll' });
+    expect(heard.at(-1)).toEqual({ account_id });
+
+    const listed = JSON.parse((await cli({}, 'keys', 'list', '--account', account_id)).stdout) as Record<string, unknown>[];
+    expect(listed.map((k) => Object.keys(k).sort())[0]).toEqual(
+      [
+        'account_id',
+        'created_at',
+        'environment',
+        'expires_at',
+        'key_id',
+        'last4',
+        'last_used_at',
+        'name',
+        'prefix',
+        'revoked_at',
+        'status',
+      ].sort(),
+    );
+    expect(listed.find((k) => k['key_id'] === key.key_id)).toMatchObject({ status: 'expiring', last_used_at: null });
+    expect(listed.find((k) => k['key_id'] === out.key_id)).toMatchObject({ status: 'active', name: 'billing worker', expires_at: null });
+    // The key itself is printed at creation and roll only.
+    expect(JSON.stringify(listed)).not.toContain(key.api_key.slice(8));
+
+    for (const args of [
+      ['keys', 'roll', '--key', out.key_id, '--expires-in', '2h'],
+      ['keys', 'create', '--account', account_id, '--env', 'test', '--name', 'x'.repeat(65)],
+    ]) {
+      const bad = await cli({}, ...args);
+      expect(bad.code).toBe(1);
+      expect(JSON.parse(bad.stderr)).toMatchObject({ error: { code: 'invalid_request' } });
+    }
+    // Revoked: it cannot be rolled.
+    expect((await cli({}, 'keys', 'revoke', '--key', out.key_id)).code).toBe(0);
+    const again = await cli({}, 'keys', 'roll', '--key', out.key_id);
+    expect([again.code, JSON.parse(again.stderr).error.message]).toEqual([
+      1,
+      `key ${out.key_id} is revoked or expired: create a new one instead`,
+    ]);
+  });
 });

@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
-import { ENVIRONMENTS, newId, type Environment } from '@tes/contracts';
+import { ENVIRONMENTS, newId } from '@tes/contracts';
 import { AppError } from '@tes/errors';
 import { Broker, changeAnnouncer, lazyPublisher } from '@tes/messaging';
 import { commandOrExit, oneOf, UsageError } from '@tes/cli';
 import { ConfigError, parseEnv } from '@tes/config';
 import { createLogger, type Logger } from '@tes/logger';
 import { connectMongo, ensureIndexes } from '@tes/store';
-import { AccountRepository, type ApiKeyDoc } from './store/account.repository.js';
-import { generateApiKey, hashApiKey } from './domain/api-key.js';
+import { AccountRepository } from './store/account.repository.js';
+import { keyNameProblem, ROLL_EXPIRIES } from './domain/api-key.js';
+import { createKey, keyView, listKeys, revokeKey, rollKey, type KeyView } from './dashboard/keys.js';
 import { PLAN_NAMES } from './domain/plans.js';
 import { hashPassword, passwordProblem } from './dashboard/password.js';
 import { EMAIL_PATTERN, normalizeEmail } from './dashboard/owner.js';
@@ -46,7 +47,7 @@ async function main(argv: string[]): Promise<unknown> {
         await repo.accounts.create({ _id: accountId, name, plan, status: 'active', created_at: new Date() });
         const test = await createKey(repo, accountId, 'test');
         const live = await createKey(repo, accountId, 'live');
-        return { account_id: accountId, name, plan, api_keys: { test: test.api_key, live: live.api_key } };
+        return { account_id: accountId, name, plan, api_keys: { test: test.secret, live: live.secret } };
       }
       case 'accounts get':
         return await accountOrFail(repo, command.args[0]);
@@ -67,18 +68,31 @@ async function main(argv: string[]): Promise<unknown> {
       }
       case 'keys create': {
         const acct = await accountOrFail(repo, command.values.account);
-        return await createKey(repo, acct.account_id, oneOf('--env', command.values.env, ENVIRONMENTS));
+        const { name } = command.values;
+        const problem = name === undefined ? null : keyNameProblem(name);
+        if (problem) throw new UsageError(`--name: ${problem}`);
+        const created = await createKey(repo, acct.account_id, oneOf('--env', command.values.env, ENVIRONMENTS), name);
+        return { ...describeKey(acct.account_id, created.key), api_key: created.secret };
       }
       case 'keys list': {
         const acct = await accountOrFail(repo, command.values.account);
-        const keys = await repo.keys.find({ account_id: acct.account_id }).sort({ created_at: 1 }).lean<ApiKeyDoc[]>().exec();
-        return keys.map(describeKey);
+        const keys = await listKeys(repo, acct.account_id);
+        // Oldest first, as a log of the account's keys.
+        return keys.sort((a, b) => a.created_at.getTime() - b.created_at.getTime()).map((k) => describeKey(acct.account_id, k));
+      }
+      case 'keys roll': {
+        const expiresIn = oneOf('--expires-in', command.values['expires-in'], Object.keys(ROLL_EXPIRIES) as (keyof typeof ROLL_EXPIRIES)[]);
+        const doc = await repo.keyById(command.values.key);
+        if (!doc) throw new UsageError(`no key ${command.values.key}`);
+        const rolled = await rollKey(repo, doc.account_id, doc._id, expiresIn);
+        if (!rolled) throw new UsageError(`key ${doc._id} is revoked or expired: create a new one instead`);
+        return { ...describeKey(doc.account_id, rolled.key), api_key: rolled.secret, replaced: describeKey(doc.account_id, rolled.old) };
       }
       case 'keys revoke': {
-        const doc = await repo.keys.findById(command.values.key).lean<ApiKeyDoc>().exec();
+        const doc = await repo.keyById(command.values.key);
         if (!doc) throw new UsageError(`no key ${command.values.key}`);
-        await repo.revokeKey(doc._id, doc.account_id);
-        return describeKey({ ...doc, status: 'revoked' });
+        // Already revoked: said as it was stored.
+        return describeKey(doc.account_id, (await revokeKey(repo, doc.account_id, doc._id)) ?? keyView(doc));
       }
       case 'owners create': {
         // A dashboard sign-in for the account's owner. The password is hashed with scrypt;
@@ -160,31 +174,20 @@ async function withBroker<T>(config: CliConfig, logger: Logger, fn: (broker: Bro
   }
 }
 
-async function createKey(repo: AccountRepository, accountId: string, env: Environment) {
-  const apiKey = generateApiKey(env);
-  const doc: ApiKeyDoc = {
-    _id: newId('key'),
-    account_id: accountId,
-    environment: env,
-    hash: hashApiKey(apiKey),
-    prefix: `pk_${env}_`,
-    last4: apiKey.slice(-4),
-    status: 'active',
-    created_at: new Date(),
-  };
-  await repo.keys.create(doc);
-  return { ...describeKey(doc), api_key: apiKey };
-}
-
-function describeKey(k: ApiKeyDoc) {
+/** A key as the CLI prints it: never the key itself (only `api_key` at creation and roll). */
+function describeKey(accountId: string, k: KeyView) {
   return {
-    key_id: k._id,
-    account_id: k.account_id,
+    key_id: k.id,
+    account_id: accountId,
     environment: k.environment,
+    name: k.name,
     prefix: k.prefix,
     last4: k.last4,
     status: k.status,
     created_at: k.created_at,
+    last_used_at: k.last_used_at,
+    expires_at: k.expires_at,
+    revoked_at: k.revoked_at,
   };
 }
 

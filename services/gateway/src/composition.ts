@@ -16,6 +16,7 @@ import { consumeTaskEvents } from './messaging/task-events.consumer.js';
 import { followCredentialChanges } from './messaging/credential-changes.js';
 import { CredentialsCache } from './domain/credentials-cache.js';
 import { CreateBacklog } from './domain/create-backlog.js';
+import { LAST_USED_INTERVAL_MS, LastUsedThrottle } from './domain/last-used.js';
 import { startSweeper } from './jobs/sweeper.js';
 import { AccountRepository } from './store/account.repository.js';
 import { IdempotencyRepository } from './store/idempotency.repository.js';
@@ -58,12 +59,19 @@ export async function startGateway({ config, logger, metrics }: ServiceContext<C
   });
   await followCredentialChanges(broker, credentials, `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`);
 
+  // When each key was last used: one conditional write per key per minute per replica, off the request path.
+  const lastUsed = new LastUsedThrottle(
+    (keyId, at) => accounts.usage.touch(keyId, at, LAST_USED_INTERVAL_MS),
+    (err) => logger.warn('last-used write failed', { error: (err as Error).message }),
+  );
+
   const createBacklog = new CreateBacklog(config.CREATE_SHED_AFTER_MS);
   observeCreateBacklog(metrics, () => ({ waiting: createBacklog.size, oldestWaitSeconds: createBacklog.oldestWaitMs() / 1000 }));
   const api = createApp({
     broker,
     accounts,
     credentials,
+    lastUsed,
     views,
     rateLimits,
     idempotencyKeys,

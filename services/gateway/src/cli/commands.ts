@@ -4,6 +4,7 @@ import { configSchema } from '../config.js';
 
 const account = { type: 'string', value: 'ID', required: true, description: 'the account' } as const;
 const env = { type: 'string', value: 'test|live', required: true, description: 'the environment' } as const;
+const key = { type: 'string', value: 'KEY_ID', required: true, description: 'the key' } as const;
 
 /** The gateway's operator commands: `pnpm admin <group> <command>` for the groups it owns. */
 export const COMMANDS = {
@@ -30,12 +31,22 @@ export const COMMANDS = {
       },
     },
     keys: {
-      create: { description: 'A new API key (printed once).', options: { account, env } },
-      list: { description: "The account's keys (never the key itself).", options: { account } },
-      revoke: {
-        description: 'Revokes a key.',
-        options: { key: { type: 'string', value: 'KEY_ID', required: true, description: 'the key' } },
+      create: {
+        description: 'A new API key (printed once).',
+        options: { account, env, name: { type: 'string', value: 'NAME', description: 'a name for it (1 to 64 characters)' } },
       },
+      list: {
+        description: "The account's keys with name, status, created, last used (to the minute) and expiry (never the key itself).",
+        options: { account },
+      },
+      roll: {
+        description: 'A new key of the same environment and name (printed once); the old one stops working at the chosen time.',
+        options: {
+          key,
+          'expires-in': { type: 'string', value: 'now|1h|24h|7d', default: 'now', description: 'when the old key stops working' },
+        },
+      },
+      revoke: { description: 'Revokes a key at once (an expiring one too).', options: { key } },
     },
     owners: {
       create: {

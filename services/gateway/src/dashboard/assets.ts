@@ -78,8 +78,8 @@ pre { background: var(--chip); border-radius: 8px; padding: 12px; overflow-x: au
 .pill { display: inline-block; font-size: .78rem; padding: 1px 9px; border-radius: 999px; background: var(--chip); color: var(--soft); white-space: nowrap; }
 .pill.ok, .pill.complete, .pill.delivered, .pill.connected, .pill.active { background: #dafbe1; color: #116329; }
 .pill.running, .pill.pending, .pill.test { background: #ddf4ff; color: #0a3069; }
-.pill.waiting, .pill.broken, .pill.no_endpoint, .pill.skipped { background: #fff8c5; color: #7d4e00; }
-.pill.failed, .pill.undeliverable, .pill.revoked, .pill.err { background: #ffebe9; color: #a40e26; }
+.pill.waiting, .pill.broken, .pill.no_endpoint, .pill.skipped, .pill.expiring { background: #fff8c5; color: #7d4e00; }
+.pill.failed, .pill.undeliverable, .pill.revoked, .pill.expired, .pill.err { background: #ffebe9; color: #a40e26; }
 .pill.cancelled { background: #eaeef2; color: #57606a; }
 .pill.live { background: #dafbe1; color: #116329; }
 .flash { padding: 10px 14px; border-radius: 8px; background: #ddf4ff; color: #0a3069; margin: 0 0 16px; }

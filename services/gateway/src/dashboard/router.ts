@@ -6,7 +6,7 @@ import { securityHeaders } from './security-headers.js';
 import { requireSession } from './session-gate.js';
 import { assetRoute } from './routes/assets.route.js';
 import { connectionsRoute, revokeConnectionRoute } from './routes/connections.route.js';
-import { createKeyRoute, keysRoute, revokeKeyRoute, rotateKeyRoute } from './routes/keys.route.js';
+import { createKeyRoute, keysRoute, revokeKeyRoute, rollKeyRoute } from './routes/keys.route.js';
 import { homeRoute, signInFormRoute, signInRoute, signOutRoute } from './routes/sign-in.route.js';
 import { taskRoute, tasksRoute } from './routes/tasks.route.js';
 import { usageRoute } from './routes/usage.route.js';
@@ -37,7 +37,7 @@ export function dashboardRouter(deps: DashboardDeps): express.Router {
 
   router.get('/keys', keysRoute(deps));
   router.post('/keys', createKeyRoute(deps));
-  router.post('/keys/:key_id/rotate', rotateKeyRoute(deps));
+  router.post('/keys/:key_id/roll', rollKeyRoute(deps));
   router.post('/keys/:key_id/revoke', revokeKeyRoute(deps));
 
   router.get('/webhooks', webhooksRoute(deps));

@@ -20,9 +20,13 @@ export interface ApiKey {
   hash: string;
   prefix: string;
   last4: string;
+  /** The owner's label for it; absent on keys made without one. */
+  name?: string;
   status: 'active' | 'revoked';
   created_at: Date;
   revoked_at?: Date;
+  /** Set when the key was rolled with a delay: it works until then and is refused (401) from then on. */
+  expires_at?: Date;
 }
 
 /** The accounts and keys the dashboard reads and changes (AccountRepository implements it). */
@@ -35,4 +39,8 @@ export interface AccountStore {
   insertKey(key: ApiKey): Promise<void>;
   /** Revokes the account's key if it is active (and announces it); false when there is no such active key. */
   revokeKey(keyId: string, accountId: string, now?: Date): Promise<boolean>;
+  /** Sets when the account's active key stops working (and announces it); false when there is no such active key. */
+  expireKey(keyId: string, accountId: string, at: Date): Promise<boolean>;
+  /** When each of these keys last authenticated a request, as far as it was recorded (to the minute). */
+  lastUsedOf(keyIds: readonly string[]): Promise<Map<string, Date>>;
 }

@@ -4,6 +4,7 @@ import type { Broker } from '@tes/messaging';
 import { errorMiddleware, methods, notFound, requestId, requestLog } from '@tes/http';
 import type { AccountRepository } from '../store/account.repository.js';
 import type { CredentialsSource } from '../domain/credentials-cache.js';
+import type { LastUsedThrottle } from '../domain/last-used.js';
 import { CreateBacklog } from '../domain/create-backlog.js';
 import type { IdempotencyRepository } from '../store/idempotency.repository.js';
 import type { RateLimitRepository } from '../store/rate-limit.repository.js';
@@ -30,6 +31,8 @@ export interface AppDeps {
   accounts: AccountRepository;
   /** Where requests' keys and accounts are read: the replica's CredentialsCache; the repository when absent. */
   credentials?: CredentialsSource;
+  /** Records when each key was last used (throttled); nothing is recorded when absent. */
+  lastUsed?: Pick<LastUsedThrottle, 'touch'>;
   views: TaskViewRepository;
   rateLimits: RateLimitRepository;
   idempotencyKeys: IdempotencyRepository;
@@ -71,7 +74,7 @@ export function createApp(deps: AppDeps): express.Express {
   // One line per request once answered; the account once authentication has found it.
   app.use(requestLog(deps.logger, { accountId: (res) => (res.locals['auth'] as AuthContext | undefined)?.account._id }));
 
-  const authenticated = authenticate(deps.credentials ?? deps.accounts);
+  const authenticated = authenticate(deps.credentials ?? deps.accounts, deps.lastUsed);
   const counted: RequestHandler[] = [
     rateLimit(deps.rateLimits),
     // JSON bodies only; validBody() answers 400 for another Content-Type.

@@ -70,6 +70,18 @@ describe('account repository: changes and their listeners (real database)', () =
     expect(await repo.keys.collection.findOne({ _id: 'key_b' } as never)).toMatchObject({ status: 'active' });
   });
 
+  it("sets an active key's expiry (a roll with a delay), then waits for the listeners; a revoked key gets none", async () => {
+    const at = new Date(Date.now() + 3_600_000);
+    expect(await settlesOnlyAfterListener(repo.expireKey('key_b', 'acct_a', at))).toBe(true);
+    expect(told.at(-1)?.accountId).toBe('acct_a');
+    expect(await repo.keys.collection.findOne({ _id: 'key_b' } as never)).toMatchObject({ status: 'active', expires_at: at });
+    const before = told.length;
+    expect(await repo.expireKey('key_a', 'acct_a', at)).toBe(false); // revoked above
+    expect(await repo.expireKey('key_b', 'acct_b', at)).toBe(false); // another account's
+    expect(told.length).toBe(before);
+    expect((await repo.keys.collection.findOne({ _id: 'key_a' } as never))?.['expires_at']).toBeUndefined();
+  });
+
   it('disables an account and sets its limits, each told after the write', async () => {
     await settlesOnlyAfterListener(repo.setStatus('acct_a', 'disabled'));
     expect(told.at(-1)?.stored).toMatchObject({ account: 'disabled' });

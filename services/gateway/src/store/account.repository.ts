@@ -1,6 +1,7 @@
 import { Schema, type Connection } from 'mongoose';
 import type { Account, AccountStore, ApiKey } from '../domain/account.js';
 import type { Credentials, CredentialsSource } from '../domain/credentials-cache.js';
+import { KeyUsageRepository } from './key-usage.repository.js';
 
 /** The stored documents are the domain's types as they are. */
 export type AccountDoc = Account;
@@ -18,9 +19,11 @@ const apiKeySchema = new Schema<ApiKeyDoc>(
     hash: String,
     prefix: String,
     last4: String,
+    name: String,
     status: String,
     created_at: Date,
     revoked_at: Date,
+    expires_at: Date,
   },
   { versionKey: false },
 );
@@ -41,16 +44,20 @@ export type CredentialsListener = (accountId: string) => Promise<void>;
  * account disabled, enabled or given new limits) goes through `revokeKey`, `setStatus` or
  * `setLimits`, which tell the `onChange` listeners: the gateways' credential caches are cleared
  * through them (CredentialsCache). A new key needs no announcement: unknown keys are never cached.
+ * A key rolled with a delay (`expireKey`) is announced too. When keys were last used lives in its
+ * own collection (`usage`), so the request path never writes a key document.
  */
 export class AccountRepository implements AccountStore, CredentialsSource {
   readonly accounts;
   readonly keys;
+  readonly usage: KeyUsageRepository;
   private readonly accountOfKey = new Map<string, string>();
   private readonly listeners: CredentialsListener[] = [];
 
   constructor(conn: Connection) {
     this.accounts = conn.model<AccountDoc>('Account', accountSchema, 'accounts');
     this.keys = conn.model<ApiKeyDoc>('ApiKey', apiKeySchema, 'api_keys');
+    this.usage = new KeyUsageRepository(conn);
   }
 
   onChange(listener: CredentialsListener): void {
@@ -65,6 +72,20 @@ export class AccountRepository implements AccountStore, CredentialsSource {
     if (res.matchedCount === 0) return false;
     await this.changed(accountId);
     return true;
+  }
+
+  /** Sets when the account's active key stops working; false when the account has no such active key. */
+  async expireKey(keyId: string, accountId: string, at: Date): Promise<boolean> {
+    const res = await this.keys.collection.updateOne({ _id: keyId, account_id: accountId, status: 'active' } as never, {
+      $set: { expires_at: at },
+    });
+    if (res.matchedCount === 0) return false;
+    await this.changed(accountId);
+    return true;
+  }
+
+  lastUsedOf(keyIds: readonly string[]): Promise<Map<string, Date>> {
+    return this.usage.lastUsedOf(keyIds);
   }
 
   async setStatus(accountId: string, status: AccountDoc['status']): Promise<void> {
