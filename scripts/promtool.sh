@@ -20,7 +20,7 @@ if [[ ! -x $BIN ]]; then
   export PATH=$PATH:/usr/local/go/bin
   command -v go >/dev/null || { log "go is required (Go module proxy) and was not found"; exit 1; }
   # The machine's proxy list without `direct` (and without `off`): only module proxies are reachable.
-  proxy=$(go env GOPROXY | tr ',|' '\n\n' | grep -v -e '^direct$' -e '^off$' | paste -sd, -)
+  proxy=$(go env GOPROXY | tr ',|' '\n' | grep -v -e '^direct$' -e '^off$' | paste -sd, -)
   [[ -n $proxy ]] || { log "GOPROXY names no module proxy ($(go env GOPROXY))"; exit 1; }
   mkdir -p "$CACHE"
   tmp=$(mktemp -d "$CACHE/.promtool-build.XXXXXX")
