@@ -75,17 +75,23 @@ else
   exit 1
 fi
 
-# The validator is rebuilt when its sources change (the stamp is their hash).
+# The validator is rebuilt when its sources change: one binary per hash of its sources, so checkouts
+# sharing the cache (worktrees) never run each other's. tes-deploy-validate (and its .stamp) is the
+# one of this checkout's last run, for the tests that call it directly.
 src_hash=$(cat deploy/tools/validate/go.mod deploy/tools/validate/go.sum deploy/tools/validate/*.go | sha256sum | cut -c1-16)
-VALIDATE=$BIN/tes-deploy-validate
-if [[ ! -x $VALIDATE || $(cat "$VALIDATE.stamp" 2>/dev/null) != "$src_hash" ]]; then
+VALIDATE=$BIN/tes-deploy-validate-$src_hash
+if [[ ! -x $VALIDATE ]]; then
   say "validator: building deploy/tools/validate (sources changed; with an empty Go module cache this takes minutes)"
-  if ! (cd deploy/tools/validate && go build -o "$VALIDATE" .) >"$WORK/validate-build.log" 2>&1; then
+  if ! (cd deploy/tools/validate && go build -o "$VALIDATE.tmp.$$" .) >"$WORK/validate-build.log" 2>&1; then
     cat "$WORK/validate-build.log"
     say "validator: build failed"
     exit 1
   fi
-  printf '%s\n' "$src_hash" >"$VALIDATE.stamp"
+  mv -f "$VALIDATE.tmp.$$" "$VALIDATE"
+fi
+if [[ $(cat "$BIN/tes-deploy-validate.stamp" 2>/dev/null) != "$src_hash" ]]; then
+  cp -f "$VALIDATE" "$BIN/tes-deploy-validate.tmp.$$" && mv -f "$BIN/tes-deploy-validate.tmp.$$" "$BIN/tes-deploy-validate"
+  printf '%s\n' "$src_hash" >"$BIN/tes-deploy-validate.stamp"
 fi
 say "validator: $VALIDATE ($(go version | cut -d' ' -f3), sources $src_hash)"
 
