@@ -39,6 +39,7 @@ if [[ ! -x $BIN ]]; then
   mkdir -p "$tmp/dest" && mv "$tmp/bin/promtool" "$tmp/dest/promtool"
   # Rename of a whole directory: another build that finished first wins, ours is dropped.
   mv -T "$tmp/dest" "$DEST" 2>/dev/null || true
+  rm -rf "$tmp" # before a possible exec below, which skips the EXIT trap
   log "built in $(($(date +%s) - t0))s: $BIN"
 fi
 
