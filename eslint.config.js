@@ -70,7 +70,8 @@ const DATA_CASTS = [
 ];
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '.run/**', 'coverage/**', '**/*.cjs', 'scripts/**/*.mjs'] },
+  // deploy/k8s/*.js: mongosh scripts (mongosh runs only .js files), not Node modules of the workspace.
+  { ignores: ['**/dist/**', '**/node_modules/**', '.run/**', 'coverage/**', '**/*.cjs', 'scripts/**/*.mjs', 'deploy/k8s/*.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

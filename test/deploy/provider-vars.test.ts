@@ -35,9 +35,14 @@ function checkCompose(file: string) {
   return run(process.execPath, [path.join(REPO_ROOT, 'deploy/tools/check-env.cjs'), env]);
 }
 
-/** The environments check of the prod overlay with a given Secret file. */
+/** The environments check of the prod overlay (its site.env from the template) with a given Secret file. */
 function checkOverlay(secrets: string) {
-  const built = run(KUSTOMIZE, ['build', 'deploy/k8s/overlays/prod']);
+  const k8s = path.join(dir, 'k8s');
+  if (!existsSync(k8s)) {
+    cpSync(path.join(REPO_ROOT, 'deploy/k8s'), k8s, { recursive: true });
+    cpSync(path.join(k8s, 'overlays/prod/site.env.example'), path.join(k8s, 'overlays/prod/site.env'));
+  }
+  const built = run(KUSTOMIZE, ['build', path.join(k8s, 'overlays/prod')]);
   expect(built.code).toBe(0);
   const manifests = path.join(dir, 'prod.yaml');
   writeFileSync(manifests, built.out);

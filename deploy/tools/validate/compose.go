@@ -1,13 +1,12 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
-	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
 )
 
@@ -25,6 +24,9 @@ var appServices = map[string][]uint32{
 func runCompose(args []string) (*report, error) {
 	fs := flag.NewFlagSet("compose", flag.ExitOnError)
 	envOut := fs.String("env-out", "", "write each service's environment as JSON here")
+	profile := fs.String("profile", "evaluation", "evaluation (defaults allowed) or production (every secret required)")
+	setName := fs.String("name", "compose", "name of this environment set in -env-out")
+	sampleOut := fs.String("sample-env-out", "", "production: write the sample values used for the required variables here")
 	_ = fs.Parse(args)
 	if fs.NArg() != 1 {
 		return nil, fmt.Errorf("compose: one file expected")
@@ -34,18 +36,35 @@ func runCompose(args []string) (*report, error) {
 		return nil, err
 	}
 	r := &report{}
-	// Only the defaults written in the file: the validation must not depend on this shell's env.
-	opts, err := cli.NewProjectOptions([]string{file}, cli.WithWorkingDirectory(filepath.Dir(file)), cli.WithName("tes"), cli.WithEnv([]string{}))
+	raw, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	project, err := opts.LoadProject(context.Background())
+	// Only the defaults written in the file: the validation must not depend on this shell's env. The
+	// production profile requires its secrets: they get random sample values (sampleEnv).
+	sample := map[string]string{}
+	if *profile == "production" {
+		sample = sampleEnv(raw)
+	}
+	project, err := loadCompose(file, envList(sample, ""))
 	if err != nil {
 		return nil, fmt.Errorf("compose-go (Compose Specification schema): %w", err)
 	}
 	r.ok("compose-go %s: schema, interpolation and references valid (%d services, %d volumes)", "v2", len(project.Services), len(project.Volumes))
+	checkLocalOnlyPorts(r, project)
+	switch *profile {
+	case "production":
+		checkProductionSecrets(r, file, raw, sample)
+		checkProductionRules(r, project)
+		if err := writeSampleEnv(*sampleOut, sample); err != nil {
+			return nil, err
+		}
+	case "evaluation":
+	default:
+		return nil, fmt.Errorf("compose: -profile evaluation or production")
+	}
 
-	env := envSets{"compose": {}}
+	env := envSets{*setName: {}}
 	for _, name := range []string{"mongo", "rabbitmq"} {
 		svc, found := project.Services[name]
 		if !r.checkFound(found, "service %s", name) {
@@ -81,7 +100,7 @@ func runCompose(args []string) (*report, error) {
 				vars[k] = *v
 			}
 		}
-		env["compose"][name] = vars
+		env[*setName][name] = vars
 		for _, k := range []string{"AMQP_URL", "MONGO_URL", "MONGO_DB", "OPS_PORT"} {
 			r.check(vars[k] != "", "%s: %s set", name, k)
 		}

@@ -43,6 +43,7 @@ type manifests struct {
 	jobs         map[string]*batchv1.Job
 	namespaces   map[string]bool
 	external     map[string]bool // Secrets referenced but not in the manifests (created out of band)
+	crds         crds            // monitoring and Gateway API objects (crds.go)
 }
 
 func newScheme() *runtime.Scheme {
@@ -82,6 +83,7 @@ func decodeAll(r *report, data []byte, source string) *manifests {
 		secrets: map[string]*corev1.Secret{}, hpas: map[string]*autoscalingv2.HorizontalPodAutoscaler{}, pdbs: map[string]*policyv1.PodDisruptionBudget{},
 		policies: map[string]*networkingv1.NetworkPolicy{}, ingresses: map[string]*networkingv1.Ingress{}, scaled: map[string]*ScaledObject{},
 		triggerAuths: map[string]*TriggerAuthentication{}, jobs: map[string]*batchv1.Job{}, namespaces: map[string]bool{}, external: map[string]bool{},
+		crds: newCrds(),
 	}
 	docs, err := splitDocs(data)
 	if err != nil {
@@ -110,6 +112,12 @@ func decodeAll(r *report, data []byte, source string) *manifests {
 		}
 		if head.APIVersion == "keda.sh/v1alpha1" {
 			if decodeKeda(r, m, head.Kind, doc, id) {
+				strictOK++
+			}
+			continue
+		}
+		if strings.HasPrefix(head.APIVersion, "monitoring.coreos.com/") || strings.HasPrefix(head.APIVersion, "gateway.networking.k8s.io/") {
+			if decodeCrd(r, m, head.APIVersion, head.Kind, doc, id) {
 				strictOK++
 			}
 			continue
@@ -175,6 +183,7 @@ func runK8s(args []string) (*report, error) {
 	checkWorkloads(r, m)
 	checkTraffic(r, m)
 	checkScaling(r, m)
+	checkCrds(r, m)
 	r.check(len(m.namespaces) <= 1, "%s: one namespace for every object (%s)", *name, strings.Join(sortedKeys(m.namespaces), ", "))
 	for _, s := range sortedKeys(m.external) {
 		_, documented := examples[s]

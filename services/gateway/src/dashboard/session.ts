@@ -3,6 +3,7 @@ import jwt from 'jsonwebtoken';
 import { serializeCookie } from '@tes/http';
 import type { Logger } from '@tes/logger';
 import type { Config } from '../config.js';
+import { placeholderSecretReason } from './placeholder-secret.js';
 
 /**
  * Dashboard sessions and CSRF tokens.
@@ -91,12 +92,17 @@ export function passwordFingerprint(passwordHash: string): string {
 /**
  * DASHBOARD_SESSION_SECRET (the config schema checks its length), or outside production a random
  * one for this process with a warning: sessions then end when the process restarts and do not
- * work across replicas. Production refuses to start without one.
+ * work across replicas. Production refuses to start without one, or with a placeholder
+ * (placeholder-secret.ts: the evaluation compose file's default, `aaaa…`, a repeated value).
  */
 export function dashboardSessionSecret(config: Pick<Config, 'DASHBOARD_SESSION_SECRET' | 'NODE_ENV'>, logger: Logger): string {
   const given = config.DASHBOARD_SESSION_SECRET;
   if (given !== undefined && given !== '') {
     if (given.length < SECRET_MIN) throw new Error(`DASHBOARD_SESSION_SECRET must have at least ${SECRET_MIN} characters`);
+    const placeholder = config.NODE_ENV === 'production' ? placeholderSecretReason(given) : undefined;
+    // The reason names a rule, never the value.
+    if (placeholder !== undefined)
+      throw new Error(`DASHBOARD_SESSION_SECRET looks like a placeholder (${placeholder}): use openssl rand -base64 32`);
     return given;
   }
   if (config.NODE_ENV === 'production') throw new Error('DASHBOARD_SESSION_SECRET is required in production (32 characters or more)');
