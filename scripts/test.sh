@@ -48,6 +48,8 @@ timed lint pnpm lint
 timed knip pnpm knip
 step="validate-deploy"
 bash scripts/validate-deploy.sh
+# promtool (built once through the Go module proxy, then cached) checks and unit-tests the alert rules in jest.
+timed promtool bash scripts/promtool.sh
 
 step=jest
 mkdir -p .run
