@@ -73,6 +73,8 @@ export const commonEnv = {
   SHUTDOWN_TIMEOUT_MS: { type: 'integer', minimum: 0, default: 40000 },
   /** AMQP heartbeat asked for on every broker connection: a silently lost peer is noticed within about two of them. */
   AMQP_HEARTBEAT_S: { type: 'integer', minimum: 1, maximum: 600, default: 15 },
+  /** The type of the durable queues: `quorum` (replicated) in production, fixed when a deployment starts (docs/operations.md). */
+  AMQP_QUEUE_TYPE: { type: 'string', enum: ['classic', 'quorum'], default: 'classic' },
   /** Benchmarks only: a directory where the database commands sent are counted (connectMongo's commandStatsDir). */
   TES_DB_COMMAND_STATS: { type: 'string' },
 } as const;

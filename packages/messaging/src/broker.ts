@@ -27,6 +27,7 @@ import {
 } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
 import { holdDecision, holdHeaders, holdQueueOptions, resolveHoldOptions, type HoldOptions } from './hold.js';
+import { queueTypeArguments, type QueueType } from './queue-type.js';
 import { isPermanentFailure } from './permanent-failure.js';
 
 export interface QueueSpec {
@@ -161,6 +162,13 @@ export interface BrokerOptions {
    */
   heartbeatSeconds?: number;
   /**
+   * The type of the durable queues it declares (AMQP_QUEUE_TYPE): `classic` (default), or `quorum`,
+   * replicated over a RabbitMQ cluster's nodes, for production. Chosen when a deployment starts: a
+   * queue's type cannot change once it exists (RabbitMQ refuses the declare), see docs/operations.md.
+   * The per-replica exclusive queues stay classic (quorum queues cannot be exclusive).
+   */
+  queueType?: QueueType;
+  /**
    * Told of every message sent to its queue's dead-letter queue, and why: `malformed` (not a valid
    * message), `permanent` (its handler failed in a way no retry mends, see isPermanentFailure),
    * `attempts` (its handler failed maxAttempts times) or `unsupported` (written by a newer version,
@@ -282,11 +290,13 @@ export class Broker {
       for (const key of queue.bindings) await ch.bindQueue(name, this.name(queue.exchange), key);
       return;
     }
-    await ch.assertQueue(`${name}.dead`, { durable: true });
+    const type = queueTypeArguments(this.options.queueType);
+    await ch.assertQueue(`${name}.dead`, { durable: true, arguments: type });
     await ch.bindQueue(`${name}.dead`, this.name(EXCHANGES.dead), queue.name);
     await ch.assertQueue(name, {
       durable: true,
       arguments: {
+        ...type,
         'x-dead-letter-exchange': this.name(EXCHANGES.dead),
         'x-dead-letter-routing-key': queue.name,
         ...(queue.singleActiveConsumer ? { 'x-single-active-consumer': true } : {}),
@@ -482,7 +492,7 @@ export class Broker {
     const name = this.name(queue);
     try {
       // On the consumer's channel: a failure closes it, and the message returns to its queue.
-      await ch.assertQueue(`${name}.hold`, holdQueueOptions(name));
+      await ch.assertQueue(`${name}.hold`, holdQueueOptions(name, this.options.queueType));
       await this.confirmed('', `${name}.hold`, msg.content, {
         ...copiedProperties(msg),
         headers: holdHeaders(headers, decision),

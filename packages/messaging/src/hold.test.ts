@@ -48,6 +48,12 @@ describe('holding a message this version cannot read', () => {
       durable: true,
       arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'ns.orchestrator.p3' },
     });
+    // On quorum queues, dead-lettering back to the work queue must be at-least-once (it is at-most-once by default).
+    expect(holdQueueOptions('ns.orchestrator.p3', 'quorum').arguments).toMatchObject({
+      'x-queue-type': 'quorum',
+      'x-dead-letter-strategy': 'at-least-once',
+      'x-overflow': 'reject-publish',
+    });
   });
 
   it('defaults to a 30 s hold, at most 120 holds or an hour', () => {

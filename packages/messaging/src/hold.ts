@@ -1,4 +1,5 @@
 import type { Options } from 'amqplib';
+import { queueTypeArguments, type QueueType } from './queue-type.js';
 
 /**
  * Holding what this version cannot read. During a rolling update a newer producer may send a
@@ -55,8 +56,17 @@ export function holdHeaders(headers: Record<string, unknown>, decision: HoldDeci
  * without changing the queue's arguments) is dead-lettered through the default exchange straight
  * back to `queue` (its full name), and to no other queue bound to the same key.
  */
-export function holdQueueOptions(queue: string): Options.AssertQueue {
-  return { durable: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue } };
+export function holdQueueOptions(queue: string, type?: QueueType): Options.AssertQueue {
+  return {
+    durable: true,
+    arguments: {
+      ...queueTypeArguments(type),
+      // A quorum queue dead-letters at most once unless told otherwise: a held message must not be lost on its way back.
+      ...(type === 'quorum' ? { 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' } : {}),
+      'x-dead-letter-exchange': '',
+      'x-dead-letter-routing-key': queue,
+    },
+  };
 }
 
 function nonNegative(v: unknown): number | undefined {

@@ -11,6 +11,7 @@ interface ConnectionSettings {
   AMQP_URL: string;
   AMQP_NAMESPACE: string;
   AMQP_HEARTBEAT_S: number;
+  AMQP_QUEUE_TYPE: 'classic' | 'quorum';
   TES_DB_COMMAND_STATS?: string | undefined;
 }
 
@@ -33,6 +34,7 @@ export function createBroker({ config, logger, metrics }: Context, source: strin
     logger,
     namespace: config.AMQP_NAMESPACE,
     heartbeatSeconds: config.AMQP_HEARTBEAT_S,
+    queueType: config.AMQP_QUEUE_TYPE,
     ...(metrics ? { onConsume: (queue: string, lag: number) => metrics.queueConsumeLag.observe({ queue }, lag) } : {}),
   });
 }
