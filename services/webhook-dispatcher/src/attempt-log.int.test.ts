@@ -78,8 +78,8 @@ describe('attempt log and Resend now (dispatcher.admin)', () => {
     );
     expect(d).toMatchObject({ status: 'pending', attempts_made: 1 });
     // The body shown is the exact bytes the receiver got.
-    expect(d!.body).toBe(hit.body);
-    const a = d!.attempts[0]!;
+    expect(d.body).toBe(hit.body);
+    const a = d.attempts[0]!;
     expect(a).toMatchObject({ attempt: 1, status_code: 500, error: 'HTTP 500', url });
     expect(a.response).toEqual({ body: '{"error":"database is down"}', truncated: false, content_type: 'application/json' });
     expect(a.latency_ms).toBeGreaterThanOrEqual(0);
@@ -118,7 +118,7 @@ describe('attempt log and Resend now (dispatcher.admin)', () => {
         what: 'delivered',
       },
     );
-    const r = d!.attempts[0]!.response!;
+    const r = d.attempts[0]!.response!;
     expect(r.truncated).toBe(true);
     expect(r.content_type).toBe('text/plain; charset=utf-8');
     expect(r.body.startsWith('x'.repeat(4000) + 'é')).toBe(true);
@@ -142,10 +142,10 @@ describe('attempt log and Resend now (dispatcher.admin)', () => {
         what: 'attempt 2 recorded',
       },
     );
-    expect(after!.attempts[1]).toMatchObject({ attempt: 2, status_code: 503, response: { body: 'still down' } });
+    expect(after.attempts[1]).toMatchObject({ attempt: 2, status_code: 503, response: { body: 'still down' } });
     // Failed again: back to the same delay (a minute), still pending: the manual attempt did not use up the schedule.
     expect(after).toMatchObject({ status: 'pending', attempts_made: 2 });
-    expect(Date.parse(after!.next_attempt_at!)).toBeGreaterThan(Date.now() + 30_000);
+    expect(Date.parse(after.next_attempt_at!)).toBeGreaterThan(Date.now() + 30_000);
     const stored = await h.dispatcher.repos.pending.get('evt_task_att1_1');
     expect(stored).toMatchObject({ attempts_made: 2, schedule_base: 1 });
     // One pending document for the event: the one that waited was replaced, not left behind.
@@ -199,7 +199,7 @@ describe('attempt log and Resend now (dispatcher.admin)', () => {
         what: 'delivered again',
       },
     );
-    expect(d!.attempts.map((a) => [a.attempt, a.status_code])).toEqual([
+    expect(d.attempts.map((a) => [a.attempt, a.status_code])).toEqual([
       [1, 200],
       [2, 200],
     ]);

@@ -78,7 +78,12 @@ export type WebhookRedeliver = FromSchema<typeof webhookRedeliverSchema>;
  * "Resend now": a new attempt of any event of this account environment, now, in its task's order
  * (a final state gets a fresh schedule, a waiting retry is made due now).
  */
-export const webhookResendSchema = webhookRedeliverSchema;
+export const webhookResendSchema = {
+  type: 'object',
+  properties: { ...scope, event_id: id },
+  required: ['account_id', 'environment', 'event_id'],
+  additionalProperties: false,
+} as const;
 
 // ---- replies ----
 
