@@ -148,6 +148,15 @@ describe('dashboard: attempt inspector, Resend now, task plan (browser)', () => 
     // Attempt 1 stays in the log, closed.
     await expect(page().locator('details.attempt[data-attempt="1"]').getAttribute('open')).resolves.toBeNull();
     expect(receiver.received.filter((r) => r.headers['webhook-id'] === eventId)).toHaveLength(2);
+
+    // Readable at phone width: long signatures and bodies wrap, nothing scrolls sideways.
+    await page().setViewportSize({ width: 390, height: 844 });
+    try {
+      await page().goto(url(`/webhooks/events/${eventId}?env=test`));
+      await expect(page().evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth')).resolves.toBe(0);
+    } finally {
+      await page().setViewportSize({ width: 1280, height: 860 });
+    }
   });
 
   it('shows the prompt, the plan with its step inputs and where a task waits: consent for the user’s GitHub', async () => {
