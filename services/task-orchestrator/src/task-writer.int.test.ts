@@ -291,6 +291,40 @@ describe('task writer (real broker and database)', () => {
     await stepFor(third.task.id);
   });
 
+  it('answers task.inspect with the prompt, the plan as sent and where the task stands; task_not_found outside its account environment', async () => {
+    const acct = uniqueName('acct');
+    const inspect = (id: string, environment: 'test' | 'live' = 'test') =>
+      client.request('task.inspect', { task_id: id, account_id: acct, environment }, { partitionKey: acct, timeoutMs: 5000 });
+    const first = await create(acct, 'Echo "first"', { concurrency_limit: 1, user_id: 'u_ins' });
+    const second = await create(acct, 'Echo "second"', { concurrency_limit: 1 });
+    const step = await stepFor(first.task.id);
+
+    const running = await inspect(first.task.id);
+    if (!running.ok) throw new Error(running.error.message);
+    expect(running.task).toMatchObject({
+      prompt: 'Echo "first"',
+      mode: 'live',
+      status: 'running',
+      current_step: 0,
+      waiting_on: null,
+      concurrency_limit: 1,
+      steps: [{ tool: 'text', action: 'echo', input: step.input }],
+    });
+    expect(Date.parse(running.task.step_dispatched_at ?? '')).toBeGreaterThan(Date.now() - 60_000);
+    expect(running.task.step_timeout_ms).toBeGreaterThan(0);
+    const pending = await inspect(second.task.id);
+    expect(pending).toMatchObject({
+      ok: true,
+      task: { status: 'pending', steps: [{ tool: 'text', action: 'echo', input: { text: 'second' } }] },
+    });
+
+    // Asked right after the result that makes it wait: the partition's order shows the change.
+    await needsAuth(step, 'github');
+    expect(await inspect(first.task.id)).toMatchObject({ ok: true, task: { status: 'waiting', waiting_on: 'github', current_step: 0 } });
+    expect(await inspect(first.task.id, 'live')).toMatchObject({ ok: false, error: { code: 'task_not_found' } });
+    expect(await inspect('task_nope')).toMatchObject({ ok: false, error: { code: 'task_not_found' } });
+  });
+
   it('decides cancel against a finishing last step in one place: never both', async () => {
     const acct = uniqueName('acct');
     const outcomes: string[] = [];

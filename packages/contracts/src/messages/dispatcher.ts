@@ -52,10 +52,14 @@ export const webhookSendTestSchema = {
 } as const;
 export type WebhookSendTest = FromSchema<typeof webhookSendTestSchema>;
 
-/** The delivery log: newest events first (or one task's, in version order), each with its attempts. */
+/**
+ * The delivery log: newest events first (or one task's, in version order), each with its attempts.
+ * With `event_id`: that event alone, in full (its body, and per attempt the URL, the request's
+ * headers and the start of the answer), for the attempt inspector.
+ */
 export const webhookDeliveriesSchema = {
   type: 'object',
-  properties: { ...scope, task_id: id, limit: { type: 'integer', minimum: 1, maximum: 100 } },
+  properties: { ...scope, task_id: id, event_id: id, limit: { type: 'integer', minimum: 1, maximum: 100 } },
   required: ['account_id', 'environment'],
   additionalProperties: false,
 } as const;
@@ -69,6 +73,17 @@ export const webhookRedeliverSchema = {
   additionalProperties: false,
 } as const;
 export type WebhookRedeliver = FromSchema<typeof webhookRedeliverSchema>;
+
+/**
+ * "Resend now": a new attempt of any event of this account environment, now, in its task's order
+ * (a final state gets a fresh schedule, a waiting retry is made due now).
+ */
+export const webhookResendSchema = {
+  type: 'object',
+  properties: { ...scope, event_id: id },
+  required: ['account_id', 'environment', 'event_id'],
+  additionalProperties: false,
+} as const;
 
 // ---- replies ----
 
@@ -125,6 +140,17 @@ export const webhookAttemptInfoSchema = {
     status_code: { anyOf: [{ type: 'integer' }, { type: 'null' }] },
     latency_ms: { type: 'number' },
     error: nullableString,
+    /** With `event_id` only: the URL posted to. */
+    url: { type: 'string' },
+    /** With `event_id` only: the request's headers as sent (signatures included; never the secret). */
+    request_headers: { type: 'object', additionalProperties: { type: 'string' } },
+    /** With `event_id` only: the start of the receiver's answer (absent when it did not answer). */
+    response: {
+      type: 'object',
+      properties: { body: { type: 'string' }, truncated: { type: 'boolean' }, content_type: nullableString },
+      required: ['body', 'truncated', 'content_type'],
+      additionalProperties: false,
+    },
   },
   required: ['attempt', 'at', 'status_code', 'latency_ms', 'error'],
   additionalProperties: false,
@@ -145,6 +171,8 @@ export const webhookDeliveryInfoSchema = {
     /** A test event sent from the dashboard (`webhook.send_test`). */
     test: { type: 'boolean' },
     attempts: { type: 'array', items: webhookAttemptInfoSchema },
+    /** With `event_id` only: the body every attempt sends, exactly. */
+    body: nullableString,
   },
   required: ['id', 'event', 'task_id', 'status', 'occurred_at', 'attempts_made', 'next_attempt_at', 'delivered_at', 'test', 'attempts'],
   additionalProperties: false,
@@ -175,6 +203,11 @@ export type WebhookDeliveriesReply = FromSchema<typeof webhookDeliveriesReplySch
 export const webhookRedeliverReplySchema = accepted({ delivery: webhookDeliveryInfoSchema }, ['delivery']);
 export type WebhookRedeliverReply = FromSchema<typeof webhookRedeliverReplySchema>;
 
+export const webhookResendReplySchema = accepted(
+  { delivery: webhookDeliveryInfoSchema, effect: { type: 'string', enum: ['scheduled', 'due_now', 'already_due'] } },
+  ['delivery', 'effect'],
+);
+
 const admin = { exchange: EXCHANGES.commands, routingKey: 'dispatcher.admin', partitioned: false } as const;
 const orRefusal = <const S extends object>(ok: S) => ({ anyOf: [ok, webhookAdminErrorSchema] }) as const;
 
@@ -185,6 +218,7 @@ export const DISPATCHER_MESSAGES = {
   'webhook.send_test': { ...admin, schema: webhookSendTestSchema, reply: orRefusal(webhookSendTestReplySchema) },
   'webhook.deliveries': { ...admin, schema: webhookDeliveriesSchema, reply: orRefusal(webhookDeliveriesReplySchema) },
   'webhook.redeliver': { ...admin, schema: webhookRedeliverSchema, reply: orRefusal(webhookRedeliverReplySchema) },
+  'webhook.resend': { ...admin, schema: webhookResendSchema, reply: orRefusal(webhookResendReplySchema) },
 } as const satisfies Record<string, MessageDefinition>;
 
 /** Prefixes that mark a test delivery (dashboard "Send test event"). */

@@ -214,6 +214,53 @@ export const toolDeleteSchema = {
 } as const;
 export type ToolDelete = FromSchema<typeof toolDeleteSchema>;
 
+// ---- the dashboard's task page (gateway → orchestrator partition, read only) ----
+
+/** What a task was asked and planned, and where it stands: the prompt, each step's input as sent, the current step. */
+export const taskInspectSchema = {
+  type: 'object',
+  properties: { task_id: id, account_id: id, environment: env },
+  required: ['task_id', 'account_id', 'environment'],
+  additionalProperties: false,
+} as const;
+export type TaskInspect = FromSchema<typeof taskInspectSchema>;
+
+export const taskInspectionSchema = {
+  type: 'object',
+  properties: {
+    prompt: { type: 'string' },
+    mode: { type: 'string', enum: ['live', 'test'] },
+    status: { type: 'string', enum: TASK_STATUSES },
+    /** The plan: each step's input as it is sent to the executor (`{{steps.N.output…}}` references unresolved). */
+    steps: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { tool: { type: 'string' }, action: { type: 'string' }, input: { type: 'object' } },
+        required: ['tool', 'action', 'input'],
+        additionalProperties: false,
+      },
+    },
+    /** Index of the step running now (or next to run). */
+    current_step: { type: 'integer', minimum: 0 },
+    /** When the current step was first sent (re-sends of a stalled step keep it). */
+    step_dispatched_at: ts,
+    started_at: ts,
+    /** While waiting: the service whose consent the current step needs. */
+    waiting_on: nullableString,
+    concurrency_limit: { type: 'integer', minimum: 0 },
+    /** The timeout given to the executor with each step. */
+    step_timeout_ms: { type: 'integer', minimum: 1 },
+  },
+  required: ['prompt', 'mode', 'status', 'steps', 'current_step', 'waiting_on', 'concurrency_limit', 'step_timeout_ms'],
+  additionalProperties: false,
+} as const;
+export type TaskInspection = FromSchema<typeof taskInspectionSchema>;
+
+/** The inspection, or a refusal `task_not_found` (no such task in this account environment). */
+export const taskInspectReplySchema = acceptedOrRefused({ task: taskInspectionSchema }, ['task']);
+export type TaskInspectReply = FromSchema<typeof taskInspectReplySchema>;
+
 const partition = { exchange: EXCHANGES.commands, routingKey: 'orchestrator', partitioned: true } as const;
 
 export const ORCHESTRATOR_MESSAGES = {
@@ -233,4 +280,5 @@ export const ORCHESTRATOR_MESSAGES = {
   'tool.register': { ...partition, schema: toolRegisterSchema, reply: toolRegisterReplySchema },
   'tool.list': { ...partition, schema: toolListRequestSchema, reply: toolListReplySchema },
   'tool.delete': { ...partition, schema: toolDeleteSchema, reply: doneReplySchema },
+  'task.inspect': { ...partition, schema: taskInspectSchema, reply: taskInspectReplySchema },
 } as const satisfies Record<string, MessageDefinition>;

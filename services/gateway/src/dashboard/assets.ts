@@ -73,6 +73,11 @@ tr:last-child td { border-bottom: 0; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .88rem; }
 pre { background: var(--chip); border-radius: 8px; padding: 12px; overflow-x: auto; font-size: .85rem; margin: 8px 0 0; }
+pre.wrap { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 28rem; overflow-y: auto; }
+details.attempt { border-top: 1px solid var(--line); padding: 8px 0; }
+details.attempt > summary { cursor: pointer; font-weight: 600; }
+details.attempt h3 { font-size: .95rem; margin: 12px 0 4px; }
+details.attempt th { text-align: left; font-weight: normal; white-space: nowrap; }
 .muted { color: var(--muted); }
 .small { font-size: .85rem; }
 .pill { display: inline-block; font-size: .78rem; padding: 1px 9px; border-radius: 999px; background: var(--chip); color: var(--soft); white-space: nowrap; }

@@ -15,7 +15,21 @@ const DONE: Record<string, Flash> = {
     title: 'Test event sent',
     text: ' It appears in the delivery log below within a second or two; Refresh to see its attempt.',
   },
-  redelivered: { kind: 'ok', title: 'Redelivery scheduled', text: ' The event gets a fresh series of attempts, starting now.' },
+  resent_scheduled: {
+    kind: 'ok',
+    title: 'Resend scheduled',
+    text: ' The event gets a fresh series of attempts, starting now. Refresh to see it.',
+  },
+  resent_due_now: {
+    kind: 'ok',
+    title: 'Resend scheduled',
+    text: ' Its next attempt is made now instead of at its scheduled time (it does not use up a retry). Refresh to see it.',
+  },
+  resent_already_due: {
+    kind: 'info',
+    title: 'Already due',
+    text: ' Its next attempt is under way, or waits for an earlier event of the same task to be delivered first.',
+  },
   connection_revoked: { kind: 'ok', title: 'Connection revoked', text: ' Its tokens were revoked at the provider and deleted.' },
 };
 

@@ -153,6 +153,10 @@ describe('dashboard router', () => {
     const { cookie, csrf } = await signedIn();
     expect(csrf).not.toBe('');
     expect((await post('/sign-out', {}, cookie)).status).toBe(403);
+    // Resend now too: refused before the dispatcher is asked; with the token, a malformed event id is a 404 page.
+    expect((await post('/webhooks/resend', { event_id: 'evt_1' }, cookie)).status).toBe(403);
+    expect((await post('/webhooks/resend', { _csrf: csrf, event_id: 'not-an-event' }, cookie)).status).toBe(404);
+    expect((await get('/webhooks/events/not-an-event', cookie)).status).toBe(404);
     expect((await post('/sign-out', { _csrf: `${csrf.startsWith('A') ? 'B' : 'A'}${csrf.slice(1)}` }, cookie)).status).toBe(403);
     // A token of another session does not do.
     const other = await signedIn();

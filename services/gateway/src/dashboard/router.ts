@@ -6,18 +6,12 @@ import { securityHeaders } from './security-headers.js';
 import { requireSession } from './session-gate.js';
 import { assetRoute } from './routes/assets.route.js';
 import { connectionsRoute, revokeConnectionRoute } from './routes/connections.route.js';
+import { deliveryRoute, resendRoute } from './routes/deliveries.route.js';
 import { createKeyRoute, keysRoute, revokeKeyRoute, rollKeyRoute } from './routes/keys.route.js';
 import { homeRoute, signInFormRoute, signInRoute, signOutRoute } from './routes/sign-in.route.js';
 import { taskRoute, tasksRoute } from './routes/tasks.route.js';
 import { usageRoute } from './routes/usage.route.js';
-import {
-  redeliverRoute,
-  revealSecretRoute,
-  rotateSecretRoute,
-  sendTestRoute,
-  setEndpointRoute,
-  webhooksRoute,
-} from './routes/webhooks.route.js';
+import { revealSecretRoute, rotateSecretRoute, sendTestRoute, setEndpointRoute, webhooksRoute } from './routes/webhooks.route.js';
 
 /** The dashboard's pages under /dashboard: one route file per page (routes/), rendered by pages/. */
 export function dashboardRouter(deps: DashboardDeps): express.Router {
@@ -45,7 +39,8 @@ export function dashboardRouter(deps: DashboardDeps): express.Router {
   router.post('/webhooks/secret/reveal', revealSecretRoute(deps));
   router.post('/webhooks/secret/rotate', rotateSecretRoute(deps));
   router.post('/webhooks/test', sendTestRoute(deps));
-  router.post('/webhooks/redeliver', redeliverRoute(deps));
+  router.get('/webhooks/events/:event_id', deliveryRoute(deps));
+  router.post('/webhooks/resend', resendRoute(deps));
 
   router.get('/tasks', tasksRoute(deps));
   router.get('/tasks/:task_id', taskRoute(deps));

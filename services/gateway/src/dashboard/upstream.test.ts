@@ -26,10 +26,10 @@ describe('DashboardUpstream', () => {
   it('turns invalid_request into 400, not_found and connection_not_found into 404, anything else into 503', async () => {
     const failing = (code: string) => upstream(async () => ({ ok: false, error: { code, message: `m ${code}` } })).u;
     await expect(failing('invalid_request').setWebhookEndpoint(scope, 'x')).rejects.toEqual(refusal(400, 'Not accepted'));
-    await expect(failing('not_found').redeliver(scope, 'evt_1')).rejects.toEqual(refusal(404, 'Not found'));
+    await expect(failing('not_found').resend(scope, 'evt_1')).rejects.toEqual(refusal(404, 'Not found'));
     await expect(failing('connection_not_found').revokeConnection(scope, 'u', 's')).rejects.toEqual(refusal(404, 'Not found'));
     await expect(failing('internal_error').connections(scope, 'u')).rejects.toEqual(refusal(503, 'OAuth vault is unavailable'));
-    await expect(failing('not_found').redeliver(scope, 'evt_1')).rejects.toBeInstanceOf(DashError);
+    await expect(failing('not_found').resend(scope, 'evt_1')).rejects.toBeInstanceOf(DashError);
   });
 
   it('turns a timeout or a broker outage into 503, and lets other errors through', async () => {
@@ -47,5 +47,27 @@ describe('DashboardUpstream', () => {
     expect(sent[0]?.[1]).toEqual({ task_id: 'task_1', ...scope });
     await expect(upstream(async () => ({ ok: false })).u.trace(scope, 'task_1')).resolves.toBeNull();
     await expect(upstream(async () => Promise.reject(new BrokerUnavailableError())).u.trace(scope, 'task_1')).resolves.toBeNull();
+  });
+
+  it("asks the account's orchestrator partition for a task's prompt and plan; null when it does not answer or refuses", async () => {
+    const task = { prompt: 'p', steps: [] };
+    const { u, sent } = upstream(async () => ({ ok: true, task }));
+    await expect(u.inspect(scope, 'task_1')).resolves.toBe(task);
+    expect(sent).toEqual([['task.inspect', { task_id: 'task_1', ...scope }, { timeoutMs: 1234, partitionKey: 'acct_1' }]]);
+    await expect(
+      upstream(async () => ({ ok: false, error: { code: 'task_not_found', message: 'm' } })).u.inspect(scope, 'task_1'),
+    ).resolves.toBeNull();
+    await expect(
+      upstream(async () => Promise.reject(new RequestTimeoutError('task.inspect', 1234))).u.inspect(scope, 'task_1'),
+    ).resolves.toBeNull();
+  });
+
+  it('reads one event in full, and answers 404 when the dispatcher has no such event here', async () => {
+    const { u, sent } = upstream(async () => ({ ok: true, data: [{ id: 'evt_1' }] }));
+    await expect(u.delivery(scope, 'evt_1')).resolves.toEqual({ id: 'evt_1' });
+    expect(sent[0]).toEqual(['webhook.deliveries', { ...scope, event_id: 'evt_1', limit: 1 }, { timeoutMs: 1234 }]);
+    await expect(upstream(async () => ({ ok: true, data: [] })).u.delivery(scope, 'evt_2')).rejects.toEqual(
+      refusal(404, 'Event not found'),
+    );
   });
 });

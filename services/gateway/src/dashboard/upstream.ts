@@ -3,6 +3,7 @@ import type {
   Environment,
   MessageDataMap,
   ReplyOf,
+  TaskInspection,
   TaskTrace,
   WaitingData,
   WebhookDeliveryInfo,
@@ -27,7 +28,7 @@ type DashboardRequest =
   | 'webhook.set'
   | 'webhook.rotate_secret'
   | 'webhook.send_test'
-  | 'webhook.redeliver'
+  | 'webhook.resend'
   | 'connections.list'
   | 'connection.revoke';
 
@@ -100,8 +101,16 @@ export class DashboardUpstream {
     await this.ask('webhook.send_test', scope, WEBHOOKS);
   }
 
-  async redeliver(scope: Scope, eventId: string): Promise<void> {
-    await this.ask('webhook.redeliver', { ...scope, event_id: eventId }, WEBHOOKS);
+  /** One event in full (body; per attempt the request's headers and the answer); 404 when it is not this environment's. */
+  async delivery(scope: Scope, eventId: string): Promise<WebhookDeliveryInfo> {
+    const [event] = (await this.ask('webhook.deliveries', { ...scope, event_id: eventId, limit: 1 }, WEBHOOKS)).data;
+    if (!event) throw new DashError(404, 'Event not found', `There is no ${scope.environment} webhook event ${eventId.slice(0, 80)}.`);
+    return event;
+  }
+
+  /** "Resend now": what the dispatcher did (see webhook.resend). */
+  async resend(scope: Scope, eventId: string): Promise<Accepted<ReplyOf<'webhook.resend'>>['effect']> {
+    return (await this.ask('webhook.resend', { ...scope, event_id: eventId }, WEBHOOKS)).effect;
   }
 
   /** The end user's connections, without anything the page does not show. */
@@ -124,6 +133,20 @@ export class DashboardUpstream {
     try {
       const reply = await this.broker.request('trace.get', { task_id: taskId, ...scope }, { timeoutMs: this.timeoutMs });
       return reply.ok ? reply.trace : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The task's prompt, plan and current step (its account's orchestrator partition); null when it did not answer. */
+  async inspect(scope: Scope, taskId: string): Promise<TaskInspection | null> {
+    try {
+      const reply = await this.broker.request(
+        'task.inspect',
+        { task_id: taskId, ...scope },
+        { timeoutMs: this.timeoutMs, partitionKey: scope.account_id },
+      );
+      return reply.ok ? reply.task : null;
     } catch {
       return null;
     }

@@ -4,6 +4,8 @@ import {
   type StepResult,
   type TaskCancel,
   type TaskCreate,
+  type TaskInspect,
+  type TaskInspectReply,
   type TaskReply,
   type ToolView,
 } from '@tes/contracts';
@@ -12,6 +14,7 @@ import { Admission } from './admission.js';
 import { OutboxClearing } from './outbox-clearing.js';
 import type { PartitionMemory } from './partition-memory.js';
 import type { TaskStore, ToolStore } from './ports.js';
+import { inspection } from './task-inspection.js';
 import { planCreate } from './task-plan.js';
 import { createdReply, errorReply } from './task-replies.js';
 import {
@@ -127,6 +130,15 @@ export class TaskWriter {
     await reply(createdReply(existing, 1));
     await this.reconcile(mem, existing._id);
     return true;
+  }
+
+  /** The dashboard's read of a task (see inspection): in the partition's order, so it sees every change before it. */
+  async inspect(mem: PartitionMemory, q: TaskInspect, reply: (body: TaskInspectReply) => Promise<void>): Promise<void> {
+    const task = await this.load(mem, q.task_id);
+    if (!task || task.account_id !== q.account_id || task.environment !== q.environment) {
+      return reply({ ok: false, error: { code: 'task_not_found', message: `no task ${q.task_id}` } });
+    }
+    return reply({ ok: true, task: inspection(task, this.deps.stepTimeoutMs) });
   }
 
   async cancel(mem: PartitionMemory, cmd: TaskCancel, reply: Reply): Promise<void> {

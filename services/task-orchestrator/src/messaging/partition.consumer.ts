@@ -58,6 +58,7 @@ function refuse(d: PartitionDelivery): Promise<void> {
     case 'tool.register':
     case 'tool.list':
     case 'tool.delete':
+    case 'task.inspect':
       return d.reply(REFUSED_BY_DATABASE);
     default:
       return Promise.resolve();
@@ -108,6 +109,8 @@ async function handle(
     }
     case 'tool.list':
       return tools.list(d.data, (body) => d.reply(body));
+    case 'task.inspect':
+      return writer.inspect(mem, d.data, (body) => d.reply(body));
     case 'tool.delete': {
       const cmd = d.data;
       mem.toolsChanged(cmd.account_id, cmd.environment);

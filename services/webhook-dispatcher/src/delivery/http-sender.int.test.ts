@@ -64,3 +64,74 @@ describe('HttpSender connection reuse', () => {
     }
   });
 });
+
+/** What an attempt keeps of the exchange: the headers sent, and the start of the answer without waiting on it for long. */
+describe('HttpSender: the request and the answer it reports', () => {
+  let server: http.Server;
+  let base = '';
+  /** How the receiver answers, by path. */
+  const answers: Record<string, (res: http.ServerResponse) => void> = {
+    '/stall': (res) => {
+      // The status and a first chunk, then nothing: the body never ends.
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('partial');
+    },
+    '/cut': (res) => {
+      res.writeHead(500, { 'content-type': 'text/plain', 'content-length': '100' });
+      res.write('half');
+      setTimeout(() => res.socket?.destroy(), 50);
+    },
+  };
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => answers[req.url ?? '']?.(res));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  it('reports the headers it sent, and a body that does not end as truncated, after a short wait that does not change the outcome', async () => {
+    const sender = new HttpSender({ allowedHosts: new Set(), allowPrivate: true });
+    try {
+      const started = Date.now();
+      const r = await sender.send({
+        url: `${base}/stall`,
+        environment: 'test',
+        body: '{"a":1}',
+        headers: { 'webhook-id': 'evt_x' },
+        timeoutMs: 20_000,
+      });
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(r).toMatchObject({ ok: true, status_code: 200, error: null });
+      expect(r.response).toEqual({ body: 'partial', truncated: true, content_type: 'text/plain' });
+      expect(r.request_headers).toEqual({
+        'webhook-id': 'evt_x',
+        'content-type': 'application/json',
+        'content-length': '7',
+        'user-agent': 'tes-webhook-dispatcher/0.1',
+      });
+      // Latency is up to the status line, not the wait for the body.
+      expect(r.latency_ms).toBeLessThan(1500);
+    } finally {
+      sender.close();
+    }
+  });
+
+  it('keeps the status when the connection is cut in the middle of the body', async () => {
+    const sender = new HttpSender({ allowedHosts: new Set(), allowPrivate: true });
+    try {
+      const r = await sender.send({ url: `${base}/cut`, environment: 'test', body: '{}', headers: {}, timeoutMs: 5000 });
+      expect(r).toMatchObject({ ok: false, status_code: 500, error: 'HTTP 500', outcome: 'http_error' });
+      expect(r.response).toEqual({ body: 'half', truncated: true, content_type: 'text/plain' });
+    } finally {
+      sender.close();
+    }
+  });
+});

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Environment } from '@tes/contracts';
 import { OutboundRefusedError, REFUSED_MESSAGE } from '@tes/outbound';
+import { RESPONSE_SAMPLE_BYTES, type ResponseSample } from '../domain/attempt.js';
 import type { SendRequest, SendResult } from '../domain/ports.js';
 import { policyFor, type GuardOptions } from '../domain/ssrf-guard.js';
 
@@ -73,7 +74,16 @@ export class HttpSender {
     const deadline = started + req.timeoutMs;
     const first = await this.post(url, req, body, deadline);
     const result = first.retryFresh && performance.now() < deadline ? await this.post(url, req, body, deadline, true) : first;
-    return { ok: result.ok, status_code: result.status_code, error: result.error, outcome: result.outcome, latency_ms: elapsed() };
+    return {
+      ok: result.ok,
+      status_code: result.status_code,
+      error: result.error,
+      outcome: result.outcome,
+      // Up to the answer's status line: reading the body's first bytes is not the receiver's latency.
+      latency_ms: result.answeredAt === undefined ? elapsed() : Math.round(result.answeredAt - started),
+      request_headers: result.sentHeaders,
+      ...(result.response ? { response: result.response } : {}),
+    };
   }
 
   private agentFor(url: URL, environment: Environment): http.Agent {
@@ -106,53 +116,70 @@ export class HttpSender {
   }
 
   /** One exchange; `retryFresh` when a reused connection failed before any answer. */
-  private post(
-    url: URL,
-    req: SendRequest,
-    body: Buffer,
-    deadline: number,
-    fresh = false,
-  ): Promise<Omit<PostResult, 'latency_ms'> & { retryFresh: boolean }> {
+  private post(url: URL, req: SendRequest, body: Buffer, deadline: number, fresh = false): Promise<PostAnswer> {
     const transport = url.protocol === 'https:' ? https : http;
+    const headers: Record<string, string> = {
+      ...req.headers,
+      'content-type': 'application/json',
+      'content-length': String(body.length),
+      'user-agent': USER_AGENT,
+      ...(fresh ? { connection: 'close' } : {}),
+    };
     return new Promise((resolve) => {
       let settled = false;
-      const finish = (result: Omit<PostResult, 'latency_ms'>, retryFresh = false) => {
+      /** Set once the status is in: a later error (the body cut off) keeps the answer. */
+      let keepAnswer: (() => void) | undefined;
+      const finish = (result: Omit<PostAnswer, 'retryFresh' | 'sentHeaders'>, retryFresh = false) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        resolve({ ...result, retryFresh });
+        resolve({ ...result, retryFresh, sentHeaders: headers });
       };
       const request = transport.request(url, {
         method: 'POST',
         // A retry after a stale kept-alive connection goes on a connection of its own.
         agent: fresh ? false : this.agentFor(url, req.environment),
         lookup: policyFor(req.environment, this.guard).lookup,
-        headers: {
-          ...req.headers,
-          'content-type': 'application/json',
-          'content-length': String(body.length),
-          'user-agent': USER_AGENT,
-          ...(fresh ? { connection: 'close' } : {}),
-        },
+        headers,
       });
       const timer = setTimeout(() => request.destroy(new TimeoutError(req.timeoutMs)), Math.max(1, deadline - performance.now()));
       request.on('response', (res) => {
+        // The status decides the attempt; the deadline no longer applies to what follows.
+        clearTimeout(timer);
+        const answeredAt = performance.now();
         const status = res.statusCode ?? 0;
         const outcome = status === 200 ? 'delivered' : status >= 300 && status < 400 ? 'redirect' : 'http_error';
-        finish({
+        const decided = {
           ok: outcome === 'delivered',
           status_code: status,
           error: outcome === 'delivered' ? null : outcome === 'redirect' ? `redirect ${status} not followed` : `HTTP ${status}`,
           outcome,
+          answeredAt,
+        } as const;
+        // The body's first bytes for the attempt log, waited for briefly; the rest is drained.
+        const sample = new BodySample(res.headers['content-type'] ?? null);
+        const keep = () => finish({ ...decided, response: sample.result() });
+        keepAnswer = keep;
+        const wait = setTimeout(keep, Math.min(BODY_WAIT_MS, Math.max(1, deadline - answeredAt)));
+        wait.unref();
+        res.on('data', (chunk: Buffer) => {
+          if (sample.add(chunk)) keep();
         });
-        // The answer is decided; drain the body, and give up on it if it never ends.
-        res.resume();
+        res.on('end', () => {
+          sample.ended = true;
+          keep();
+        });
         const drain = setTimeout(() => res.destroy(), req.timeoutMs);
         drain.unref();
-        res.on('close', () => clearTimeout(drain));
+        res.on('close', () => {
+          clearTimeout(drain);
+          clearTimeout(wait);
+          keep();
+        });
         res.on('error', () => undefined);
       });
       request.on('error', (err) => {
+        if (keepAnswer) return keepAnswer();
         const code = (err as NodeJS.ErrnoException).code;
         const closedEarly = code === 'ECONNRESET' || code === 'EPIPE' || err.message === 'socket hang up';
         finish(
@@ -162,6 +189,44 @@ export class HttpSender {
       });
       request.end(body);
     });
+  }
+}
+
+/** One exchange's answer, before the latency is computed. */
+type PostAnswer = Omit<PostResult, 'latency_ms' | 'request_headers'> & {
+  retryFresh: boolean;
+  /** The headers this exchange sent. */
+  sentHeaders: Record<string, string>;
+  /** When the response's status arrived (performance.now()), if it did. */
+  answeredAt?: number;
+};
+
+/** How long the body's first bytes are waited for once the status is in (within the attempt's deadline). */
+const BODY_WAIT_MS = 2000;
+
+/** The first RESPONSE_SAMPLE_BYTES of a response body. */
+class BodySample {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  ended = false;
+
+  constructor(private readonly contentType: string | null) {}
+
+  /** Keeps what fits; true once there is more than what is kept. */
+  add(chunk: Buffer): boolean {
+    if (this.size <= RESPONSE_SAMPLE_BYTES) this.chunks.push(chunk);
+    this.size += chunk.length;
+    return this.size > RESPONSE_SAMPLE_BYTES;
+  }
+
+  result(): ResponseSample {
+    const bytes = Buffer.concat(this.chunks).subarray(0, RESPONSE_SAMPLE_BYTES);
+    return {
+      // A character cut at the limit decodes as U+FFFD.
+      body: new TextDecoder('utf-8').decode(bytes),
+      truncated: this.size > RESPONSE_SAMPLE_BYTES || !this.ended,
+      content_type: this.contentType,
+    };
   }
 }
 

@@ -141,6 +141,8 @@ export async function attemptDelivery(
     status_code: result.status_code,
     latency_ms: result.latency_ms,
     error: result.error,
+    ...(result.request_headers ? { request_headers: result.request_headers } : {}),
+    ...(result.response ? { response: result.response } : {}),
     status_after: next.status,
     next_attempt_at: next.next_attempt_at,
     schedule_base: event.schedule_base,

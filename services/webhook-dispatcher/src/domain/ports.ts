@@ -1,5 +1,5 @@
 import type { Environment } from '@tes/contracts';
-import type { ClaimResult, DeliveryAttemptDoc } from './attempt.js';
+import type { ClaimResult, DeliveryAttemptDoc, ResponseSample } from './attempt.js';
 import type { EndpointDoc } from './endpoint.js';
 import type { SecretDoc } from './secret.js';
 import type { EventDoc, PendingDoc, PendingHead, RetryUpdate } from './stored-event.js';
@@ -102,6 +102,10 @@ export interface SendResult {
   status_code: number | null;
   latency_ms: number;
   error: string | null;
+  /** The headers of the request as sent (absent when no request was made: refused by the guard, no secret). */
+  request_headers?: Record<string, string>;
+  /** The start of the receiver's answer, when it answered (see ResponseSample). */
+  response?: ResponseSample;
 }
 
 /** Posts one signed webhook (implemented by delivery/http-sender.ts). */

@@ -11,9 +11,10 @@ import {
 import { AppError, isAppError } from '@tes/errors';
 import type { Logger } from '@tes/logger';
 import type { Broker, DeliveryOn } from '@tes/messaging';
-import { listDeliveries, redeliver, type DeliveryView } from '../domain/deliveries.use-case.js';
+import { deliveryDetail, listDeliveries, redeliver, type DeliveryView } from '../domain/deliveries.use-case.js';
 import { setEndpoint } from '../domain/manage-endpoint.use-case.js';
 import { ensureSecret, rotateSecret } from '../domain/manage-secrets.use-case.js';
+import { resendNow } from '../domain/resend-event.use-case.js';
 import type { GuardOptions } from '../domain/ssrf-guard.js';
 import { slotOf, type PendingDoc } from '../domain/stored-event.js';
 import type { Repositories } from '../store/repositories.js';
@@ -38,7 +39,7 @@ const DEFAULT_GRACE_HOURS = 24;
 /**
  * The dashboard's webhook administration (request/reply on `dispatcher.admin`, validated by
  * the broker against the catalog): `webhook.get`, `webhook.set`, `webhook.rotate_secret`,
- * `webhook.send_test`, `webhook.deliveries`, `webhook.redeliver`. Every answer is
+ * `webhook.send_test`, `webhook.deliveries`, `webhook.redeliver`, `webhook.resend`. Every answer is
  * `{ok: true, ...}` or `{ok: false, error: {code, message}}`; a failure (database down)
  * answers `internal_error` instead of leaving the gateway to time out. Competing consumers:
  * each request is handled by one replica, and everything it writes goes through the same
@@ -55,7 +56,7 @@ export async function consumeWebhookAdmin(broker: Broker, deps: WebhookAdminDeps
         return;
       }
       try {
-        await handle(d, deps);
+        await handle(d, deps, log);
       } catch (err) {
         if (isAppError(err) && (err.code === 'invalid_request' || err.code === 'not_found')) {
           await d.reply({ ok: false, error: { code: err.code, message: err.message } });
@@ -70,7 +71,7 @@ export async function consumeWebhookAdmin(broker: Broker, deps: WebhookAdminDeps
 }
 
 /** Answers one request (a failure is answered by the caller). */
-async function handle(d: DeliveryOn<typeof QUEUES.dispatcherAdmin>, deps: WebhookAdminDeps): Promise<void> {
+async function handle(d: DeliveryOn<typeof QUEUES.dispatcherAdmin>, deps: WebhookAdminDeps, log: Logger): Promise<void> {
   switch (d.type) {
     case 'webhook.get': {
       const q = d.data;
@@ -109,6 +110,11 @@ async function handle(d: DeliveryOn<typeof QUEUES.dispatcherAdmin>, deps: Webhoo
       return d.reply(await sendTest(d.data, deps));
     case 'webhook.deliveries': {
       const q = d.data;
+      if (q.event_id) {
+        const one = await deliveryDetail(deps, q.event_id);
+        const mine = one && one.account_id === q.account_id && one.environment === q.environment ? [one] : [];
+        return d.reply({ ok: true, data: mine.map(deliveryInfo) });
+      }
       const { data } = q.task_id
         ? await listDeliveries(deps, { task_id: q.task_id })
         : await listDeliveries(deps, { account_id: q.account_id, environment: q.environment, limit: q.limit ?? 25 });
@@ -125,6 +131,17 @@ async function handle(d: DeliveryOn<typeof QUEUES.dispatcherAdmin>, deps: Webhoo
       const view = await redeliver(deps, q.event_id);
       deps.onStored();
       return d.reply({ ok: true, delivery: deliveryInfo(view) });
+    }
+    case 'webhook.resend': {
+      const q = d.data;
+      const event = await deps.events.get(q.event_id);
+      if (!event || event.account_id !== q.account_id || event.environment !== q.environment) {
+        throw notFound(`no webhook event ${q.event_id}`);
+      }
+      const { delivery, effect } = await resendNow(deps, q.event_id);
+      deps.onStored();
+      log.info('webhook event resent from the dashboard', { event_id: q.event_id, effect });
+      return d.reply({ ok: true, delivery: deliveryInfo(delivery), effect });
     }
   }
 }
@@ -210,6 +227,7 @@ function deliveryInfo(v: DeliveryView): WebhookDeliveryInfo {
     delivered_at: v.delivered_at,
     test: v.id.startsWith(TEST_EVENT_ID_PREFIX),
     attempts: v.attempts,
+    ...(v.body !== undefined ? { body: v.body } : {}),
   };
 }
 

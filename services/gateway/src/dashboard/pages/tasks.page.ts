@@ -1,7 +1,8 @@
-import { TASK_STATUSES, type TaskTrace, type WaitingData, type WebhookDeliveryInfo } from '@tes/contracts';
+import { TASK_STATUSES, type TaskInspection, type TaskTrace, type WaitingData, type WebhookDeliveryInfo } from '@tes/contracts';
 import { html } from '@tes/html';
 import { empty, flash, href, layout, pill, pretty, span, when, type DashCtx, type Flash } from '../layout.js';
 import type { TaskView } from '../../domain/task-view.js';
+import { planCard, requestCard } from './task-plan.page.js';
 import { deliveryTable } from './webhooks.page.js';
 
 export interface TaskFilters {
@@ -91,7 +92,15 @@ export function tasksPage(ctx: DashCtx, o: { filters: TaskFilters; rows: TaskVie
 
 export function taskPage(
   ctx: DashCtx,
-  o: { task: TaskView; trace: TaskTrace | null; traceError?: string; deliveries: WebhookDeliveryInfo[] | null; waiting?: WaitingData },
+  o: {
+    task: TaskView;
+    trace: TaskTrace | null;
+    traceError?: string;
+    deliveries: WebhookDeliveryInfo[] | null;
+    waiting?: WaitingData;
+    /** The prompt, plan and current step; null when the orchestrator did not answer. */
+    inspection?: TaskInspection | null;
+  },
 ): string {
   const t = o.task;
   const w = o.waiting;
@@ -231,7 +240,7 @@ export function taskPage(
   const body = html`<p><a href="${href('/tasks', { env: ctx.env })}">← All ${ctx.env} tasks</a></p>
     <h1><code>${t._id}</code></h1>
     <section class="card" aria-label="Task">${facts}</section>
-    ${outcome}
+    ${requestCard(t, o.inspection ?? null)} ${outcome} ${planCard(o.inspection ?? null, o.trace)}
     <section class="card" aria-labelledby="trace-h">
       <h2 id="trace-h">Trace</h2>
       ${trace}

@@ -41,7 +41,7 @@ export function webhooksPage(ctx: DashCtx, v: WebhooksView): string {
       </div>
       <div><button type="submit" class="primary">Save endpoint</button></div>
     </form>
-    ${v.endpoint ? html`<p class="small muted">Set ${when(v.endpoint.created_at)}; last changed ${when(v.endpoint.updated_at)}.</p>` : html`<p class="small muted">No endpoint yet: events are kept and can be redelivered once one is set.</p>`}
+    ${v.endpoint ? html`<p class="small muted">Set ${when(v.endpoint.created_at)}; last changed ${when(v.endpoint.updated_at)}.</p>` : html`<p class="small muted">No endpoint yet: events are kept and can be resent once one is set.</p>`}
   </section>`;
 
   const secret = html`<section class="card" aria-labelledby="sec-h">
@@ -105,7 +105,11 @@ export function webhooksPage(ctx: DashCtx, v: WebhooksView): string {
       <h2 id="log-h">Delivery log</h2>
       <a href="${href('/webhooks', { env: ctx.env })}">Refresh</a>
     </div>
-    ${deliveryTable(ctx, v.deliveries, 'Newest events first, with every attempt: time, HTTP status and latency.')}
+    ${deliveryTable(
+      ctx,
+      v.deliveries,
+      'Newest events first, with every attempt: time, HTTP status and latency. Inspect shows what was sent and what the receiver answered.',
+    )}
   </section>`;
 
   const body = html`<h1>Webhooks <span class="pill ${ctx.env}">${ctx.env}</span></h1>
@@ -143,9 +147,8 @@ export function deliveryTable(ctx: DashCtx, deliveries: WebhookDeliveryInfo[] | 
             (d) =>
               html`<tr data-event-id="${d.id}">
                 <td data-label="Event">
-                  <code>${d.event ?? '—'}</code> ${d.test ? html`<span class="pill test">test</span>` : ''}<br /><span class="small muted"
-                    >${when(d.occurred_at)}</span
-                  >
+                  <a href="${href(`/webhooks/events/${d.id}`, { env: ctx.env })}"><code>${d.event ?? '—'}</code></a>
+                  ${d.test ? html`<span class="pill test">test</span>` : ''}<br /><span class="small muted">${when(d.occurred_at)}</span>
                 </td>
                 ${
                   showTask
@@ -174,14 +177,11 @@ export function deliveryTable(ctx: DashCtx, deliveries: WebhookDeliveryInfo[] | 
                   }
                 </td>
                 <td data-label="">
-                  ${
-                    d.status === 'undeliverable' || d.status === 'no_endpoint'
-                      ? html`<form method="post" action="${href('/webhooks/redeliver')}">
-                          ${csrfField(ctx)}${hidden({ env: ctx.env, event_id: d.id })}
-                          <button type="submit" aria-label="Redeliver ${d.id}">Redeliver</button>
-                        </form>`
-                      : ''
-                  }
+                  <a class="button" href="${href(`/webhooks/events/${d.id}`, { env: ctx.env })}" aria-label="Inspect ${d.id}">Inspect</a>
+                  <form method="post" action="${href('/webhooks/resend')}" class="inline">
+                    ${csrfField(ctx)}${hidden({ env: ctx.env, event_id: d.id })}
+                    <button type="submit" aria-label="Resend now ${d.id}">Resend now</button>
+                  </form>
                 </td>
               </tr>`,
           )}

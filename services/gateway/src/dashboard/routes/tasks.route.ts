@@ -56,8 +56,8 @@ export function tasksRoute(deps: Pick<DashboardDeps, 'views'>): RequestHandler {
 }
 
 /**
- * GET /dashboard/tasks/:task_id: the task with its trace, its webhook deliveries and what it
- * waits for. A task of the other environment redirects there; a back end that does not answer
+ * GET /dashboard/tasks/:task_id: the task with its prompt and plan (step inputs, masked), where
+ * it stands, its trace, its webhook deliveries and what it waits for. A task of the other environment redirects there; a back end that does not answer
  * leaves its part out.
  */
 export function taskRoute(deps: Pick<DashboardDeps, 'views' | 'upstream'>): RequestHandler {
@@ -73,10 +73,11 @@ export function taskRoute(deps: Pick<DashboardDeps, 'views' | 'upstream'>): Requ
       throw notFound;
     }
     const scope = scopeOf(ctx);
-    const [trace, deliveries, waiting] = await Promise.allSettled([
+    const [trace, deliveries, waiting, inspection] = await Promise.allSettled([
       deps.upstream.trace(scope, id),
       deps.upstream.webhookDeliveries(scope, { taskId: id, limit: 50 }),
       deps.upstream.waiting(task),
+      deps.upstream.inspect(scope, id),
     ]);
     const traceValue = trace.status === 'fulfilled' ? trace.value : null;
     const traceError = traceValue
@@ -84,9 +85,17 @@ export function taskRoute(deps: Pick<DashboardDeps, 'views' | 'upstream'>): Requ
       : 'The trace could not be read right now (the executor did not answer). Refresh to try again.';
     const log = deliveries.status === 'fulfilled' ? deliveries.value : null;
     const w = waiting.status === 'fulfilled' ? waiting.value : undefined;
+    const ins = inspection.status === 'fulfilled' ? inspection.value : null;
     send(
       res,
-      taskPage(ctx, { task, trace: traceValue, ...(traceError ? { traceError } : {}), deliveries: log, ...(w ? { waiting: w } : {}) }),
+      taskPage(ctx, {
+        task,
+        trace: traceValue,
+        ...(traceError ? { traceError } : {}),
+        deliveries: log,
+        ...(w ? { waiting: w } : {}),
+        inspection: ins,
+      }),
     );
   };
 }

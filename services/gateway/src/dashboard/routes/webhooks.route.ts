@@ -9,8 +9,6 @@ import type { DashboardUpstream } from '../upstream.js';
 
 type WebhooksDeps = Pick<DashboardDeps, 'upstream' | 'logger'>;
 
-const EVENT_ID = /^evt_[A-Za-z0-9_.:-]{1,200}$/;
-
 /** The endpoint, secret and delivery log; a dispatcher that does not answer is shown, not thrown. */
 async function webhooksView(upstream: DashboardUpstream, ctx: DashCtx, extra: Partial<WebhooksView> = {}): Promise<WebhooksView> {
   const scope = scopeOf(ctx);
@@ -118,19 +116,6 @@ export function sendTestRoute(deps: WebhooksDeps): RequestHandler {
     await webhookAction(deps.upstream, res, async () => {
       await deps.upstream.sendTestEvent(scopeOf(ctx));
       redirect(res, href('/webhooks', { env: ctx.env, done: 'test_sent' }));
-    });
-  };
-}
-
-/** POST /dashboard/webhooks/redeliver: a fresh series of attempts for one event. */
-export function redeliverRoute(deps: WebhooksDeps): RequestHandler {
-  return async (req, res) => {
-    const ctx = ctxOf(res);
-    const eventId = bodyField(req, 'event_id');
-    await webhookAction(deps.upstream, res, async () => {
-      if (!EVENT_ID.test(eventId)) throw new DashError(404, 'Not found', 'No such event.');
-      await deps.upstream.redeliver(scopeOf(ctx), eventId);
-      redirect(res, href('/webhooks', { env: ctx.env, done: 'redelivered' }));
     });
   };
 }
