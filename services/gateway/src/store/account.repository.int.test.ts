@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { connectMongo, ensureIndexes } from '@tes/store';
-import { MONGO_URL, memoryLogger, uniqueName } from '@tes/testing';
+import { MONGO_URL, deferred, memoryLogger, uniqueName } from '@tes/testing';
 import { AccountRepository } from './account.repository.js';
 
 /**
@@ -15,6 +15,8 @@ describe('account repository: changes and their listeners (real database)', () =
   let repo: AccountRepository;
   const told: { accountId: string; stored: unknown }[] = [];
   let release: () => void = () => undefined;
+  // Resolved when the listener has been told and waits for `release` (a fixed delay is too short on a loaded machine).
+  let listening = deferred();
 
   beforeAll(async () => {
     conn = await connectMongo({ url: MONGO_URL, dbName, logger });
@@ -25,7 +27,9 @@ describe('account repository: changes and their listeners (real database)', () =
       const key = await repo.keys.collection.findOne({ _id: 'key_a' } as never);
       const account = await repo.account(accountId);
       told.push({ accountId, stored: { key: key?.status, account: account?.status, limits: account?.limits } });
-      await new Promise<void>((r) => (release = r));
+      const released = new Promise<void>((r) => (release = r));
+      listening.resolve();
+      await released;
     });
     await repo.accounts.collection.insertOne({
       _id: 'acct_a',
@@ -52,7 +56,9 @@ describe('account repository: changes and their listeners (real database)', () =
   async function settlesOnlyAfterListener(change: Promise<unknown>): Promise<unknown> {
     let done = false;
     void change.then(() => (done = true));
-    await new Promise((r) => setTimeout(r, 100));
+    await listening.promise;
+    listening = deferred();
+    await new Promise((r) => setTimeout(r, 50));
     expect(done).toBe(false); // still waiting for the listener
     release();
     return change;
