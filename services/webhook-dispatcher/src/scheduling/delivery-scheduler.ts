@@ -1,8 +1,9 @@
 import { attemptDelivery, type AttemptOutcome, type DeliverDeps } from '../domain/deliver-event.use-case.js';
-import type { Stored } from '../domain/stored-event.js';
+import { isLastOfTask, type PendingDoc, type Stored } from '../domain/stored-event.js';
 import { DeliveryPoller } from '../jobs/delivery-poller.js';
 import { EndpointQueues, type DeliveryJob } from './endpoint-queues.js';
 import { FastLane, type DeliveryQueue } from './fast-lane.js';
+import type { HolderLiveness } from './holder-liveness.js';
 import { TaskOrdering } from './task-ordering.js';
 
 export interface SchedulerOptions {
@@ -37,11 +38,22 @@ export class DeliveryScheduler implements DeliveryQueue {
   constructor(
     private readonly deps: DeliverDeps,
     private readonly options: SchedulerOptions,
+    /** The holders' heartbeats: what a dead replica held is taken over once it is found gone. */
+    liveness?: Pick<HolderLiveness, 'isGone' | 'onGone'>,
   ) {
     this.queues = new EndpointQueues(options.endpointConcurrency);
     const ordering = new TaskOrdering(deps, options);
     this.fastLane = new FastLane(ordering, this, options);
-    this.poller = new DeliveryPoller(deps, options, { queue: this, queues: this.queues, ordering, fastLane: this.fastLane });
+    const parts = { queue: this, queues: this.queues, ordering, fastLane: this.fastLane };
+    this.poller = new DeliveryPoller(deps, options, parts, liveness?.isGone);
+    liveness?.onGone((holder) => {
+      if (!this.running) return;
+      this.poller
+        .holderGone(holder)
+        .catch((err: unknown) =>
+          this.deps.logger.warn('looking up what a gone dispatcher held failed; its lease still ends it', { error: String(err) }),
+        );
+    });
   }
 
   start(): void {
@@ -141,25 +153,45 @@ export class DeliveryScheduler implements DeliveryQueue {
 
   private settled({ doc }: DeliveryJob, outcome: AttemptOutcome): void {
     this.poller.settled(doc, outcome);
-    if (outcome.kind === 'done') {
-      // Still ours until its pending document is gone or rescheduled: the poller leaves it alone.
-      const writes = outcome.finishing
-        .catch((err: unknown) =>
-          this.deps.logger.warn('moving a delivered event on failed; it is repaired after its lease', {
-            event_id: doc.event_id,
-            error: String(err),
-          }),
-        )
-        .finally(() => {
-          this.finishing.delete(writes);
-          this.inHand.delete(doc.event_id);
-          if (outcome.terminal && this.fastLane.predecessorGone(doc.task_id)) this.wake();
-          this.pump();
-        });
-      this.finishing.add(writes);
-    } else {
+    const terminal = outcome.kind === 'done' && outcome.terminal;
+    const hadNext = this.fastLane.settled(doc, terminal);
+    if (outcome.kind !== 'done') {
       this.inHand.delete(doc.event_id);
+      return;
     }
-    this.fastLane.settled(doc, outcome.kind === 'done' && outcome.terminal);
+    // Still ours until its pending document is gone or rescheduled: the poller leaves it alone.
+    let moved = true;
+    const writes = outcome.finishing
+      .catch((err: unknown) => {
+        moved = false;
+        this.deps.logger.warn('moving a delivered event on failed; it is repaired after its lease', {
+          event_id: doc.event_id,
+          error: String(err),
+        });
+      })
+      .finally(() => {
+        this.finishing.delete(writes);
+        this.inHand.delete(doc.event_id);
+        if (terminal && moved && this.running) this.followUp(doc, hadNext);
+        this.pump();
+      });
+    this.finishing.add(writes);
+  }
+
+  /**
+   * A task's event is done and its pending document gone: its next event must go now, whoever
+   * stored it. Known here (the chain): it went already; waiting in the checks: they run now;
+   * otherwise it is looked up (FastLane.chase). A task's last event has no next.
+   */
+  private followUp(doc: PendingDoc, hadNext: boolean): void {
+    if (this.fastLane.predecessorGone(doc.task_id)) this.wake();
+    else if (!hadNext && !isLastOfTask(doc.kind)) {
+      this.fastLane.chase(doc).catch((err: unknown) =>
+        this.deps.logger.warn('looking up the next events of a task failed; the poller finds them', {
+          task_id: doc.task_id,
+          error: String(err),
+        }),
+      );
+    }
   }
 }
