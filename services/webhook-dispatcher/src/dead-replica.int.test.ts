@@ -3,6 +3,8 @@
  * fast-lane events it stored queued behind them) is taken over by another process within 15 s,
  * on the default 60 s lease, through its stopped heartbeat: nothing lost, order per task kept.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import mongoose from 'mongoose';
 import { Broker } from '@tes/messaging';
 import { KeyRing } from '@tes/sealing';
@@ -11,7 +13,6 @@ import {
   MONGO_URL,
   freePort,
   memoryLogger,
-  startReceiver,
   startService,
   uniqueName,
   waitFor,
@@ -24,7 +25,29 @@ import { DEVELOPMENT_KEYS } from './secret-keys.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
 import { deleteTopology, dropDatabase, taskEvent } from '../test/fixtures.js';
 
-type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+/** A real receiver that leaves requests unanswered while `holding` (attempts in flight), and answers 200 otherwise. */
+async function holdingReceiver() {
+  const received: { id: string; at: number }[] = [];
+  const state = { holding: true };
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received.push({ id: String(req.headers['webhook-id']), at: Date.now() });
+      if (!state.holding) res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    received,
+    state,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
 
 const TASKS = ['task_dead_a', 'task_dead_b', 'task_dead_c'];
 const VERSIONS = [1, 2, 3, 4];
@@ -32,7 +55,7 @@ const VERSIONS = [1, 2, 3, 4];
 describe('a dispatcher process killed while holding events (default lease 60 s, beat 2 s)', () => {
   const ns = uniqueName('wd_dead');
   const db = uniqueName('wd_dead');
-  let receiver: Receiver;
+  let receiver: Awaited<ReturnType<typeof holdingReceiver>>;
   let publisher: Broker;
   let conn: mongoose.Connection;
   let repos: Repositories;
@@ -55,7 +78,7 @@ describe('a dispatcher process killed while holding events (default lease 60 s, 
   }
 
   beforeAll(async () => {
-    receiver = await startReceiver();
+    receiver = await holdingReceiver();
     conn = await mongoose.createConnection(MONGO_URL, { dbName: db }).asPromise();
     repos = createRepositories(conn, KeyRing.parse(DEVELOPMENT_KEYS));
     const guard = { allowedHosts: new Set<string>(), allowPrivate: true };
@@ -76,7 +99,6 @@ describe('a dispatcher process killed while holding events (default lease 60 s, 
 
   it('takes over its attempts in flight and the events it stored within 15 s, losing none, in order per task', async () => {
     const first = await start();
-    receiver.behave('slow', 20_000);
     for (const v of VERSIONS) {
       for (const task of TASKS) {
         const kind = v === VERSIONS.length ? 'completed' : 'progress';
@@ -88,7 +110,7 @@ describe('a dispatcher process killed while holding events (default lease 60 s, 
     await waitFor(() => receiver.received.length === TASKS.length, { timeoutMs: 30_000, what: 'the first attempts in flight' });
     await waitFor(async () => (await repos.pending.all()).length === TASKS.length * VERSIONS.length, { what: 'every event stored' });
     await start();
-    receiver.behave('ok');
+    receiver.state.holding = false;
     await first.stop('SIGKILL');
     const killedAt = Date.now();
 
@@ -101,12 +123,12 @@ describe('a dispatcher process killed while holding events (default lease 60 s, 
       { timeoutMs: 60_000, intervalMs: 200, what: 'every event delivered' },
     );
     const resent = receiver.received.slice(TASKS.length);
-    const tookOverAfter = (resent[0]?.receivedAt ?? Infinity) - killedAt;
-    const allDoneAfter = Math.max(...resent.map((r) => r.receivedAt)) - killedAt;
+    const tookOverAfter = (resent[0]?.at ?? Infinity) - killedAt;
+    const allDoneAfter = Math.max(...resent.map((r) => r.at)) - killedAt;
     expect(tookOverAfter).toBeLessThan(15_000);
     expect(allDoneAfter).toBeLessThan(15_000);
     for (const task of TASKS) {
-      const got = receiver.received.map((r) => String(r.headers['webhook-id'])).filter((id) => id.startsWith(`evt_${task}_`));
+      const got = receiver.received.map((r) => r.id).filter((id) => id.startsWith(`evt_${task}_`));
       // Only the attempt in flight at the kill arrives twice (same webhook-id), and in order.
       expect(got).toEqual([`evt_${task}_1`, ...VERSIONS.map((v) => `evt_${task}_${v}`)]);
     }
