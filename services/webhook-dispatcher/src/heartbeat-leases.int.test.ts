@@ -38,15 +38,13 @@ describe('a holder whose heartbeat is late, then stops (beat 2 s, lease 60 s)', 
       void beats.updateOne({ _id: 'slow-holder' } as never, { $set: { beat: ++beat, at: new Date() } });
     }, 4000);
     // It has claimed attempt 1 of an event (its POST "in flight").
-    await h.dispatcher.mongo
-      .collection('attempt_claims')
-      .insertOne({
-        _id: 'evt_task_slow_1:1',
-        event_id: 'evt_task_slow_1',
-        attempt: 1,
-        holder: 'slow-holder',
-        claimed_at: new Date(),
-      } as never);
+    await h.dispatcher.mongo.collection('attempt_claims').insertOne({
+      _id: 'evt_task_slow_1:1',
+      event_id: 'evt_task_slow_1',
+      attempt: 1,
+      holder: 'slow-holder',
+      claimed_at: new Date(),
+    } as never);
     await h.publish(taskEvent('completed', { task: 'task_slow', account: 'acc_slow', version: 1 }));
     await waitFor(async () => (await h.dispatcher.repos.events.get('evt_task_slow_1')) !== null, { what: 'the event stored' });
 

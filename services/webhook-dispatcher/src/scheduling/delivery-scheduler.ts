@@ -153,45 +153,41 @@ export class DeliveryScheduler implements DeliveryQueue {
 
   private settled({ doc }: DeliveryJob, outcome: AttemptOutcome): void {
     this.poller.settled(doc, outcome);
-    const terminal = outcome.kind === 'done' && outcome.terminal;
-    const hadNext = this.fastLane.settled(doc, terminal);
-    if (outcome.kind !== 'done') {
-      this.inHand.delete(doc.event_id);
-      return;
-    }
-    // Still ours until its pending document is gone or rescheduled: the poller leaves it alone.
-    let moved = true;
-    const writes = outcome.finishing
-      .catch((err: unknown) => {
-        moved = false;
-        this.deps.logger.warn('moving a delivered event on failed; it is repaired after its lease', {
-          event_id: doc.event_id,
-          error: String(err),
+    if (outcome.kind === 'done') {
+      // Still ours until its pending document is gone or rescheduled: the poller leaves it alone.
+      const writes = outcome.finishing
+        .catch((err: unknown) =>
+          this.deps.logger.warn('moving a delivered event on failed; it is repaired after its lease', {
+            event_id: doc.event_id,
+            error: String(err),
+          }),
+        )
+        .finally(() => {
+          this.finishing.delete(writes);
+          this.inHand.delete(doc.event_id);
+          if (outcome.terminal && this.fastLane.predecessorGone(doc.task_id)) this.wake();
+          this.pump();
         });
-      })
-      .finally(() => {
-        this.finishing.delete(writes);
-        this.inHand.delete(doc.event_id);
-        if (terminal && moved && this.running) this.followUp(doc, hadNext);
-        this.pump();
-      });
-    this.finishing.add(writes);
+      this.finishing.add(writes);
+    } else {
+      this.inHand.delete(doc.event_id);
+    }
+    const terminal = outcome.kind === 'done' && outcome.terminal;
+    if (!this.fastLane.settled(doc, terminal) && terminal) this.chase(doc);
   }
 
   /**
-   * A task's event is done and its pending document gone: its next event must go now, whoever
-   * stored it. Known here (the chain): it went already; waiting in the checks: they run now;
-   * otherwise it is looked up (FastLane.chase). A task's last event has no next.
+   * A task's event is done (its outcome recorded) and no follower of it is known here: unless its
+   * followers wait in the checks (they go once its pending document is gone), they are looked up
+   * now (FastLane.chase), so they follow at once, whoever stored them. A task's last event has none.
    */
-  private followUp(doc: PendingDoc, hadNext: boolean): void {
-    if (this.fastLane.predecessorGone(doc.task_id)) this.wake();
-    else if (!hadNext && !isLastOfTask(doc.kind)) {
-      this.fastLane.chase(doc).catch((err: unknown) =>
-        this.deps.logger.warn('looking up the next events of a task failed; the poller finds them', {
-          task_id: doc.task_id,
-          error: String(err),
-        }),
-      );
-    }
+  private chase(doc: PendingDoc): void {
+    if (!this.running || isLastOfTask(doc.kind) || this.fastLane.checking(doc.task_id)) return;
+    this.fastLane.chase(doc).catch((err: unknown) =>
+      this.deps.logger.warn('looking up the next events of a task failed; the poller finds them', {
+        task_id: doc.task_id,
+        error: String(err),
+      }),
+    );
   }
 }

@@ -64,7 +64,7 @@ export class FastLane {
   }
 
   /**
-   * An event is done and gone, and no follower of it is in hand here: its task's next events are
+   * An event is done (its outcome recorded), and no follower of it is in hand here: its task's next events are
    * read and taken as if stored here (TaskOrdering.adopt), so they follow within moments instead of
    * waiting for a poll (a retried event's followers, or a dead replica's). The first one's claim may
    * be held by a replica that died: it is suspect.
@@ -81,6 +81,12 @@ export class FastLane {
   /** The event is left to the database: what followed it here is checked from now on. */
   handOver(doc: PendingDoc): void {
     for (const follower of this.ordering.handOver(doc)) this.checks.set(follower.event_id, follower);
+  }
+
+  /** Whether an event of the task waits in the checks. */
+  checking(taskId: string): boolean {
+    for (const c of this.checks.values()) if (c.task_id === taskId) return true;
+    return false;
   }
 
   /**

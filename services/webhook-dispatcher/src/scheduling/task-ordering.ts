@@ -88,7 +88,7 @@ export class TaskOrdering {
   }
 
   /**
-   * An event of the task is done and no follower of it is known here (its followers went through
+   * An event of the task is done (its outcome recorded) and no follower of it is known here (its followers went through
    * another replica, or were left to the database when it had to be retried): reads the task's
    * pending events and takes the ones that may go, in version order, as this replica's chain, so
    * each goes as soon as the one before it is done, as if stored here. Returns the chain (its first
@@ -98,7 +98,10 @@ export class TaskOrdering {
   async adopt(done: PendingDoc, now: number, busy: (eventId: string) => boolean): Promise<PendingDoc[]> {
     if ((this.tasks.get(done.task_id)?.chain.length ?? 0) > 0) return [];
     const byEvent = new Map<string, PendingDoc[]>();
-    for (const d of await this.deps.pending.taskDocs(done)) byEvent.set(d.event_id, [...(byEvent.get(d.event_id) ?? []), d]);
+    for (const d of await this.deps.pending.taskDocs(done)) {
+      // The done event's own document may not be removed yet: its outcome is recorded, it counts as done.
+      if (d.event_id !== done.event_id) byEvent.set(d.event_id, [...(byEvent.get(d.event_id) ?? []), d]);
+    }
     const docs = [...byEvent.values()].map((list) => latest(list) as PendingDoc).sort((a, b) => a.version - b.version);
     for (const d of docs) this.noteArrived(d.task_id, d.version);
     const first = docs[0];
