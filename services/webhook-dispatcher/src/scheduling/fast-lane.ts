@@ -64,10 +64,10 @@ export class FastLane {
   }
 
   /**
-   * An event is done (its outcome recorded), and no follower of it is in hand here: its task's next events are
-   * read and taken as if stored here (TaskOrdering.adopt), so they follow within moments instead of
-   * waiting for a poll (a retried event's followers, or a dead replica's). The first one's claim may
-   * be held by a replica that died: it is suspect.
+   * An event is done (its outcome recorded), and no follower of it is in hand here: its task's
+   * next events are read and taken as if stored here (TaskOrdering.adopt), so they follow within
+   * moments instead of waiting for a poll (a retried event's followers, or a dead replica's). The
+   * first one's claim may be held by a replica that died: it is suspect.
    */
   async chase(done: PendingDoc): Promise<void> {
     const chain = await this.ordering.adopt(done, Date.now(), (id) => this.queue.inHand.has(id));
