@@ -10,6 +10,7 @@ import { parseHostList, type Config } from './config.js';
 import { HttpSender } from './delivery/http-sender.js';
 import { crashHook } from './crash-point.js';
 import { DeliveryScheduler } from './scheduling/delivery-scheduler.js';
+import { HolderLiveness, claimsWithLiveness } from './scheduling/holder-liveness.js';
 import { parseRetrySchedule } from './domain/retry-schedule.js';
 import { configAnnouncer, followConfigChanges } from './messaging/config-changes.js';
 import { consumeTaskEvents } from './messaging/task-event.consumer.js';
@@ -47,9 +48,13 @@ export async function startDispatcher(config: Config, logger: Logger, metrics?: 
   const checkpoint = crashHook(config.DISPATCHER_CRASH_POINT);
   const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const leaseMs = config.WEBHOOK_TIMEOUT_MS + config.CLAIM_MARGIN_MS;
+  // The first beat is written before this process claims or stores anything.
+  const liveness = new HolderLiveness({ beats: repos.beats, holder, logger }, config.HEARTBEAT_INTERVAL_MS);
+  await liveness.start();
   const scheduler = new DeliveryScheduler(
     {
       ...repos,
+      claims: claimsWithLiveness(repos.claims, liveness),
       config: configCache,
       sender: metrics ? countedSender(http, metrics) : http,
       policy,
@@ -65,6 +70,7 @@ export async function startDispatcher(config: Config, logger: Logger, metrics?: 
       endpointConcurrency: config.ENDPOINT_CONCURRENCY,
       orderGapWaitMs: config.ORDER_GAP_WAIT_MS,
     },
+    liveness,
   );
 
   const broker = createBroker({ config, logger, metrics }, SERVICE);
@@ -82,6 +88,7 @@ export async function startDispatcher(config: Config, logger: Logger, metrics?: 
     );
     await consumeWebhookAdmin(broker, { ...repos, guard, logger, onStored: () => scheduler.wake() });
   } catch (err) {
+    await liveness.stop();
     await broker.close(0).catch(() => undefined);
     await mongo.close().catch(() => undefined);
     http.close();
@@ -100,6 +107,8 @@ export async function startDispatcher(config: Config, logger: Logger, metrics?: 
     stop(timeoutMs = config.SHUTDOWN_TIMEOUT_MS) {
       stopped ??= (async () => {
         await Promise.all([broker.close(timeoutMs), scheduler.stop(timeoutMs)]);
+        // Nothing of ours in flight any more: the others may take what is left at once.
+        await liveness.stop();
         http.close();
         await mongo.close();
       })();

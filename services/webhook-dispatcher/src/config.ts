@@ -40,6 +40,11 @@ export const configSchema = {
     ENDPOINT_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 10000, default: 16 },
     /** A claim older than WEBHOOK_TIMEOUT_MS + this is taken as abandoned (its holder died). */
     CLAIM_MARGIN_MS: { type: 'integer', minimum: 0, default: 30000 },
+    /**
+     * How often a replica writes its heartbeat and reads the others': one that stopped beating is
+     * taken over after 4 of the reader's on-time rounds (8-10 s by default), see holder-liveness.ts.
+     */
+    HEARTBEAT_INTERVAL_MS: { type: 'integer', minimum: 100, maximum: 60000, default: 2000 },
     /** How long an event waits for its task's previous version to arrive before it is sent anyway. */
     ORDER_GAP_WAIT_MS: { type: 'integer', minimum: 0, default: 1000 },
     /**
@@ -76,6 +81,7 @@ export const configSchema = {
     'DELIVERY_CONCURRENCY',
     'ENDPOINT_CONCURRENCY',
     'CLAIM_MARGIN_MS',
+    'HEARTBEAT_INTERVAL_MS',
     'ORDER_GAP_WAIT_MS',
     'WEBHOOK_CONFIG_CACHE_MS',
     'WEBHOOK_CONFIG_CACHE_FOLLOWED_MS',

@@ -39,6 +39,8 @@ export interface PendingStore {
   all(): Promise<PendingDoc[]>;
   /** The pending events of one task, without bodies. */
   ofTask(task: TaskKey): Promise<PendingHead[]>;
+  /** The pending documents of one task, bodies included (to deliver them). */
+  taskDocs(task: TaskKey): Promise<PendingDoc[]>;
   /** Removes a finished event's document. */
   remove(doc: Pick<PendingDoc, '_id' | 'tag'>): Promise<void>;
   /** Takes back a document this process inserted a moment ago (its message was a duplicate). */
@@ -63,8 +65,19 @@ export interface AttemptStore {
 
 /** Who performs attempt n of an event (implemented by store/attempt-claim.repository.ts). */
 export interface ClaimStore {
-  /** `suspect`: the event is overdue, its holder may have died: an expired claim is taken over. */
-  acquire(eventId: string, attempt: number, holder: string, leaseMs: number, options: { suspect?: boolean }): Promise<ClaimResult>;
+  /**
+   * `suspect`: the event is overdue, its holder may have died: a claim older than the lease, or
+   * whose holder `isGone`, is taken over.
+   */
+  acquire(
+    eventId: string,
+    attempt: number,
+    holder: string,
+    leaseMs: number,
+    options: { suspect?: boolean; isGone?: (holder: string) => boolean },
+  ): Promise<ClaimResult>;
+  /** The events of the claims a holder made since then (what a holder found gone may have had in flight). */
+  recentOf(holder: string, since: Date): Promise<string[]>;
 }
 
 /** The endpoints (implemented by store/endpoint.repository.ts). */

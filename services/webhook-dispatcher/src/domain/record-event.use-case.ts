@@ -17,8 +17,10 @@ export interface RecordEventDeps {
   eventKeys: EventKeyStore;
   config: Pick<DeliveryConfig, 'endpoint'>;
   logger: Logger;
-  /** A lease: until then, only the replica that stored a pending event delivers it. */
+  /** A lease: until then, only the replica that stored a pending event delivers it (unless it is found gone). */
   handOffMs: number;
+  /** Names this replica in the fast-lane events it stores: they are taken over once its heartbeat stops. */
+  holder: string;
 }
 
 export interface RecordResult {
@@ -143,6 +145,7 @@ async function prepare(item: IncomingEvent, deps: RecordEventDeps, tag: string, 
         next_attempt_at: new Date(now.getTime() + deps.handOffMs),
         last_error: null,
         lane: 'fast',
+        holder: deps.holder,
         tag,
       },
       final: null,

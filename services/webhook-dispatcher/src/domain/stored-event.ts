@@ -72,9 +72,10 @@ export interface PendingDoc extends Omit<EventDoc, 'status' | 'body'> {
   /** Open lane: the quarter second `next_attempt_at` falls in (see slotOf), so a poller reads just the due ones. */
   slot?: number;
   /**
-   * Open lane: the replica expected to run the next attempt (the one that scheduled it); the
-   * others wait a little longer before they compete for it, so that several replicas do not all
-   * race for every retry.
+   * Fast lane: the replica that stored it (its lease lasts while that replica's heartbeat does,
+   * see HolderLiveness). Open lane: the replica expected to run the next attempt (the one that
+   * scheduled it); the others wait a little longer before they compete for it, so that several
+   * replicas do not all race for every retry.
    */
   holder?: string;
   /** Documents stored together share a tag and are deleted together (an equality FerretDB v1 pushes down to PostgreSQL). */
@@ -94,7 +95,13 @@ export interface RetryUpdate {
 
 /** What the consumer stored, in queue order: a pending event (fast lane) or a final marker (skipped, no_endpoint). */
 export type Stored =
-  { kind: 'pending'; doc: PendingDoc } | { kind: 'final'; doc: Pick<EventDoc, 'account_id' | 'environment' | 'task_id' | 'version'> };
+  | { kind: 'pending'; doc: PendingDoc }
+  | { kind: 'final'; doc: Pick<EventDoc, 'account_id' | 'environment' | 'task_id' | 'version' | 'kind'> };
+
+/** The task event kinds after which a task has no more events (spec: complete, failed, cancelled). */
+export function isLastOfTask(kind: TaskEventKind): boolean {
+  return kind === 'completed' || kind === 'failed' || kind === 'cancelled';
+}
 
 /** The latest schedule among an event's pending documents (most attempts). */
 export function latest<T extends Pick<PendingDoc, 'attempts_made'>>(docs: readonly T[]): T | null {

@@ -1,6 +1,6 @@
 import type { Logger } from '@tes/logger';
 import type { AttemptOutcome } from '../domain/deliver-event.use-case.js';
-import type { PendingStore } from '../domain/ports.js';
+import type { ClaimStore, PendingStore } from '../domain/ports.js';
 import { slotOf, type PendingDoc } from '../domain/stored-event.js';
 import type { DeliveryJob, EndpointQueues } from '../scheduling/endpoint-queues.js';
 import type { DeliveryQueue, FastLane } from '../scheduling/fast-lane.js';
@@ -11,6 +11,7 @@ const OWNER_GRACE_MS = 1000;
 
 interface PollerDeps {
   pending: Pick<PendingStore, 'openSlot' | 'all'>;
+  claims: Pick<ClaimStore, 'recentOf'>;
   /** Names this replica in the pending documents it schedules. */
   holder: string;
   /** A claim older than this is abandoned. */
@@ -56,12 +57,29 @@ export class DeliveryPoller {
   private readonly leftoverSlots = new Map<number, number>();
   /** Event ids of the polled events queued or in flight here. */
   private readonly polled = new Set<string>();
+  /** Events claimed by a holder found gone: due now, whatever their schedule says (kept while they are pending). */
+  private orphans = new Set<string>();
 
   constructor(
     private readonly deps: PollerDeps,
     private readonly options: PollerOptions,
     private readonly parts: PollerParts,
+    /** Whether a holder is known to be gone (HolderLiveness); never, without one. */
+    private readonly isGone: (holder: string) => boolean = () => false,
   ) {}
+
+  /**
+   * A holder was found gone: the events it claimed lately (in flight when it died) and the
+   * fast-lane events it stored are taken over at the next round, which reads everything pending.
+   */
+  async holderGone(holder: string): Promise<void> {
+    const claimed = await this.deps.claims.recentOf(holder, new Date(Date.now() - this.deps.leaseMs));
+    for (const id of claimed) this.orphans.add(id);
+    // Claims counted as held for a lease may be that holder's.
+    this.held.clear();
+    this.nextFullScan = 0;
+    this.wake();
+  }
 
   start(): void {
     if (this.running) return;
@@ -190,20 +208,27 @@ export class DeliveryPoller {
     const due: DeliveryJob[] = [];
     const take = (doc: PendingDoc) => {
       const at = doc.next_attempt_at?.getTime() ?? 0;
-      if (at > now) return;
-      if (doc.lane === 'open' && doc.holder !== undefined && doc.holder !== this.deps.holder && at + OWNER_GRACE_MS > now) {
+      // A gone holder's claim, or a fast-lane event it stored: due now (a retry keeps its schedule).
+      const holderGone = doc.holder !== undefined && this.isGone(doc.holder);
+      const claimedByGone = this.orphans.has(doc.event_id);
+      if (at > now && !(doc.lane === 'fast' && (holderGone || claimedByGone))) return;
+      if (!holderGone && doc.lane === 'open' && doc.holder !== undefined && doc.holder !== this.deps.holder && at + OWNER_GRACE_MS > now) {
         // Due, but its scheduler's to take first: look again once the grace is over.
         this.revisit(slotOf(doc), at + OWNER_GRACE_MS);
         return;
       }
       // Overdue by a lease (open), or past its hand-off (fast): whoever held it may have died.
-      due.push({ doc, suspect: doc.lane === 'fast' || at <= now - this.deps.leaseMs });
+      due.push({ doc, suspect: claimedByGone || holderGone || doc.lane === 'fast' || at <= now - this.deps.leaseMs });
     };
     if (now >= this.nextFullScan || nowSlot - this.polledSlot > 40) {
       this.nextFullScan = now + Math.min(10_000, Math.max(this.options.pollIntervalMs, this.deps.leaseMs / 3));
       this.polledSlot = nowSlot - 1;
       this.leftoverSlots.clear();
-      for (const doc of await this.deps.pending.all()) take(doc);
+      const all = await this.deps.pending.all();
+      // Orphans no longer pending are done.
+      const pendingIds = new Set(all.map((d) => d.event_id));
+      this.orphans = new Set([...this.orphans].filter((id) => pendingIds.has(id)));
+      for (const doc of all) take(doc);
       return due;
     }
     const slots = new Set<number>();

@@ -12,8 +12,6 @@ const STORE_RETRY_BUDGET_MS = 30_000;
 
 export interface TaskEventConsumerDeps extends RecordEventDeps {
   scheduler: Pick<DeliveryScheduler, 'accept' | 'whenRoom'>;
-  /** Names this replica in the tags of what it stores. */
-  holder: string;
   checkpoint?: ((point: CrashPoint) => void) | undefined;
 }
 

@@ -1,8 +1,9 @@
 import { attemptDelivery, type AttemptOutcome, type DeliverDeps } from '../domain/deliver-event.use-case.js';
-import type { Stored } from '../domain/stored-event.js';
+import { isLastOfTask, type PendingDoc, type Stored } from '../domain/stored-event.js';
 import { DeliveryPoller } from '../jobs/delivery-poller.js';
 import { EndpointQueues, type DeliveryJob } from './endpoint-queues.js';
 import { FastLane, type DeliveryQueue } from './fast-lane.js';
+import type { HolderLiveness } from './holder-liveness.js';
 import { TaskOrdering } from './task-ordering.js';
 
 export interface SchedulerOptions {
@@ -37,11 +38,22 @@ export class DeliveryScheduler implements DeliveryQueue {
   constructor(
     private readonly deps: DeliverDeps,
     private readonly options: SchedulerOptions,
+    /** The holders' heartbeats: what a dead replica held is taken over once it is found gone. */
+    liveness?: Pick<HolderLiveness, 'isGone' | 'onGone'>,
   ) {
     this.queues = new EndpointQueues(options.endpointConcurrency);
     const ordering = new TaskOrdering(deps, options);
     this.fastLane = new FastLane(ordering, this, options);
-    this.poller = new DeliveryPoller(deps, options, { queue: this, queues: this.queues, ordering, fastLane: this.fastLane });
+    const parts = { queue: this, queues: this.queues, ordering, fastLane: this.fastLane };
+    this.poller = new DeliveryPoller(deps, options, parts, liveness?.isGone);
+    liveness?.onGone((holder) => {
+      if (!this.running) return;
+      this.poller
+        .holderGone(holder)
+        .catch((err: unknown) =>
+          this.deps.logger.warn('looking up what a gone dispatcher held failed; its lease still ends it', { error: String(err) }),
+        );
+    });
   }
 
   start(): void {
@@ -160,6 +172,22 @@ export class DeliveryScheduler implements DeliveryQueue {
     } else {
       this.inHand.delete(doc.event_id);
     }
-    this.fastLane.settled(doc, outcome.kind === 'done' && outcome.terminal);
+    const terminal = outcome.kind === 'done' && outcome.terminal;
+    if (!this.fastLane.settled(doc, terminal) && terminal) this.chase(doc);
+  }
+
+  /**
+   * A task's event is done (its outcome recorded) and no follower of it is known here: unless its
+   * followers wait in the checks (they go once its pending document is gone), they are looked up
+   * now (FastLane.chase), so they follow at once, whoever stored them. A task's last event has none.
+   */
+  private chase(doc: PendingDoc): void {
+    if (!this.running || isLastOfTask(doc.kind) || this.fastLane.checking(doc.task_id)) return;
+    this.fastLane.chase(doc).catch((err: unknown) =>
+      this.deps.logger.warn('looking up the next events of a task failed; the poller finds them', {
+        task_id: doc.task_id,
+        error: String(err),
+      }),
+    );
   }
 }

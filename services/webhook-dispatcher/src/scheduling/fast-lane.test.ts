@@ -31,6 +31,7 @@ function lane(db: PendingDoc[] = []) {
           reads.push(t.task_id);
           return db.filter((d) => d.task_id === t.task_id);
         },
+        taskDocs: async (t) => db.filter((d) => d.task_id === t.task_id),
       },
       events: { hasVersion: async () => true },
     },

@@ -52,16 +52,41 @@ export class FastLane {
     }
   }
 
-  /** After an attempt: the next event of the task here goes, or (when this one is not done) its followers are checked instead. */
-  settled(doc: PendingDoc, terminal: boolean): void {
+  /**
+   * After an attempt: the next event of the task here goes, or (when this one is not done) its
+   * followers are checked instead. True when a next event of the task was known here.
+   */
+  settled(doc: PendingDoc, terminal: boolean): boolean {
     const { next, unplaced } = this.ordering.settled(doc, terminal);
     if (next) this.queue.enqueue({ doc: next, suspect: false });
     for (const follower of unplaced) this.checks.set(follower.event_id, follower);
+    return next !== undefined;
+  }
+
+  /**
+   * An event is done (its outcome recorded), and no follower of it is in hand here: its task's
+   * next events are read and taken as if stored here (TaskOrdering.adopt), so they follow within
+   * moments instead of waiting for a poll (a retried event's followers, or a dead replica's). The
+   * first one's claim may be held by a replica that died: it is suspect.
+   */
+  async chase(done: PendingDoc): Promise<void> {
+    const chain = await this.ordering.adopt(done, Date.now(), (id) => this.queue.inHand.has(id));
+    for (const d of chain) this.queue.inHand.add(d.event_id);
+    const [first] = chain;
+    if (!first) return;
+    this.queue.enqueue({ doc: first, suspect: true });
+    this.queue.pump();
   }
 
   /** The event is left to the database: what followed it here is checked from now on. */
   handOver(doc: PendingDoc): void {
     for (const follower of this.ordering.handOver(doc)) this.checks.set(follower.event_id, follower);
+  }
+
+  /** Whether an event of the task waits in the checks. */
+  checking(taskId: string): boolean {
+    for (const c of this.checks.values()) if (c.task_id === taskId) return true;
+    return false;
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { EventStore, PendingStore } from '../domain/ports.js';
-import type { PendingDoc, Stored } from '../domain/stored-event.js';
+import { isLastOfTask, latest, type PendingDoc, type PendingHead, type Stored } from '../domain/stored-event.js';
 
 /** What this replica knows of a task from the events it stored itself, in queue order. */
 interface LocalTask {
@@ -7,6 +7,8 @@ interface LocalTask {
   frontier: number;
   /** This replica's pending events of the task, in version order; the first one is being delivered. */
   chain: PendingDoc[];
+  /** The task's last event (completed, failed, cancelled) was stored here: forget it once the chain is done. */
+  ended?: boolean;
 }
 
 /** Whether an event may go now, or when to look again. */
@@ -40,7 +42,7 @@ export class TaskOrdering {
   private readonly arrived = new Map<string, Set<number>>();
 
   constructor(
-    private readonly deps: { pending: Pick<PendingStore, 'ofTask'>; events: Pick<EventStore, 'hasVersion'> },
+    private readonly deps: { pending: Pick<PendingStore, 'ofTask' | 'taskDocs'>; events: Pick<EventStore, 'hasVersion'> },
     private readonly options: OrderingOptions,
   ) {}
 
@@ -52,12 +54,14 @@ export class TaskOrdering {
     if (s.kind === 'final') {
       if (rec && contiguous) rec.frontier = s.doc.version;
       else if (!rec && contiguous) this.remember(s.doc.task_id, { frontier: 1, chain: [] });
+      if (isLastOfTask(s.doc.kind)) this.ended(s.doc.task_id);
       return undefined;
     }
     if (!contiguous) return 'check';
     const task = rec ?? this.remember(s.doc.task_id, { frontier: 0, chain: [] });
     task.frontier = s.doc.version;
     task.chain.push(s.doc);
+    if (isLastOfTask(s.doc.kind)) task.ended = true;
     return task.chain.length === 1 ? 'go' : 'behind';
   }
 
@@ -69,11 +73,55 @@ export class TaskOrdering {
    */
   settled(doc: PendingDoc, terminal: boolean): { next: PendingDoc | undefined; unplaced: PendingDoc[] } {
     const rec = this.tasks.get(doc.task_id);
-    if (!rec || rec.chain[0]?.event_id !== doc.event_id) return { next: undefined, unplaced: [] };
+    if (!rec || rec.chain[0]?.event_id !== doc.event_id) {
+      if (terminal && isLastOfTask(doc.kind)) this.ended(doc.task_id);
+      return { next: undefined, unplaced: [] };
+    }
     rec.chain.shift();
-    if (terminal) return { next: rec.chain[0], unplaced: [] };
-    this.tasks.delete(doc.task_id);
-    return { next: undefined, unplaced: rec.chain };
+    if (!terminal) {
+      this.tasks.delete(doc.task_id);
+      return { next: undefined, unplaced: rec.chain };
+    }
+    if (isLastOfTask(doc.kind)) rec.ended = true;
+    if (rec.ended) this.ended(doc.task_id);
+    return { next: rec.chain[0], unplaced: [] };
+  }
+
+  /**
+   * An event of the task is done (its outcome recorded) and no follower of it is known here (its followers went through
+   * another replica, or were left to the database when it had to be retried): reads the task's
+   * pending events and takes the ones that may go, in version order, as this replica's chain, so
+   * each goes as soon as the one before it is done, as if stored here. Returns the chain (its first
+   * event goes now), empty when no event of the task may go yet or `busy` says this replica has
+   * it in hand already.
+   */
+  async adopt(done: PendingDoc, now: number, busy: (eventId: string) => boolean): Promise<PendingDoc[]> {
+    if ((this.tasks.get(done.task_id)?.chain.length ?? 0) > 0) return [];
+    const byEvent = new Map<string, PendingDoc[]>();
+    for (const d of await this.deps.pending.taskDocs(done)) {
+      // The done event's own document may not be removed yet: its outcome is recorded, it counts as done.
+      if (d.event_id !== done.event_id) byEvent.set(d.event_id, [...(byEvent.get(d.event_id) ?? []), d]);
+    }
+    const docs = [...byEvent.values()].map((list) => latest(list) as PendingDoc).sort((a, b) => a.version - b.version);
+    for (const d of docs) this.noteArrived(d.task_id, d.version);
+    const first = docs[0];
+    if (!first || busy(first.event_id) || !mayGoNow(first, now)) return [];
+    if ((await this.placement(first, now, docs)).kind !== 'head' || busy(first.event_id)) return [];
+    const chain = [first];
+    for (const d of docs.slice(1)) {
+      const prev = chain[chain.length - 1] as PendingDoc;
+      if (busy(d.event_id) || !mayGoNow(d, now) || !this.allArrived(d.task_id, prev.version, d.version)) break;
+      chain.push(d);
+    }
+    const last = chain[chain.length - 1] as PendingDoc;
+    // Every version up to `last` is done or in the chain: the next ones stored here queue behind it.
+    this.remember(done.task_id, { frontier: last.version, chain, ended: isLastOfTask(last.kind) });
+    return chain;
+  }
+
+  /** The events this replica remembers tasks for (bounded: a task is forgotten once its last event is done). */
+  get knownTasks(): number {
+    return Math.max(this.tasks.size, this.arrived.size);
   }
 
   /** The event is left to the database: its task is forgotten, and the events that followed it here are returned (to be placed by reading). */
@@ -99,13 +147,13 @@ export class TaskOrdering {
    * before its pending document is removed, so one of the two reads sees it). When it may not,
    * when to look again: at its blocker's next attempt when that is a retry, else soon.
    */
-  private async placement(e: PendingDoc, now: number): Promise<Placement> {
+  private async placement(e: PendingDoc, now: number, read?: readonly PendingDoc[]): Promise<Placement> {
     const soon = now + this.options.pollIntervalMs;
     const rec = this.tasks.get(e.task_id);
     // Every earlier version was stored here and is done: nothing to read.
     if (rec && rec.chain.length === 0 && rec.frontier >= e.version - 1) return { kind: 'head' };
     if (e.version > 1) {
-      const pending = await this.deps.pending.ofTask(e);
+      const pending: readonly PendingHead[] = read ?? (await this.deps.pending.ofTask(e));
       for (const p of pending) this.noteArrived(p.task_id, p.version);
       const blockers = pending.filter((p) => p.version < e.version);
       if (blockers.length > 0) {
@@ -120,6 +168,24 @@ export class TaskOrdering {
       }
     }
     return { kind: 'head' };
+  }
+
+  /** Versions strictly between `from` and `to` all known to have been stored here (or seen pending). */
+  private allArrived(taskId: string, from: number, to: number): boolean {
+    const versions = this.arrived.get(taskId);
+    for (let v = from + 1; v < to; v++) if (!versions?.has(v)) return false;
+    return true;
+  }
+
+  /** The task's last event is stored: forget the task once nothing of it is pending here (memory stays bounded by the tasks in progress). */
+  private ended(taskId: string): void {
+    const rec = this.tasks.get(taskId);
+    if (rec && rec.chain.length > 0) {
+      rec.ended = true;
+      return;
+    }
+    this.tasks.delete(taskId);
+    this.arrived.delete(taskId);
   }
 
   private remember(taskId: string, rec: LocalTask): LocalTask {
@@ -148,4 +214,9 @@ export class TaskOrdering {
     }
     versions.add(version);
   }
+}
+
+/** A fast-lane event may be attempted by whoever gets its claim; an open-lane one (a retry) only once due. */
+function mayGoNow(doc: PendingDoc, now: number): boolean {
+  return doc.lane === 'fast' || (doc.next_attempt_at?.getTime() ?? 0) <= now;
 }

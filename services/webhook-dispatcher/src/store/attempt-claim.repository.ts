@@ -51,7 +51,7 @@ export class AttemptClaimRepository implements ClaimStore {
     attempt: number,
     holder: string,
     leaseMs: number,
-    options: { suspect?: boolean; now?: Date } = {},
+    options: { suspect?: boolean; isGone?: (holder: string) => boolean; now?: Date } = {},
   ): Promise<ClaimResult> {
     const now = options.now ?? new Date();
     const base = `${eventId}:${attempt}`;
@@ -59,11 +59,21 @@ export class AttemptClaimRepository implements ClaimStore {
       return { won: true, id: base, takeover: false };
     }
     if (!options.suspect) return { won: false, heldUntil: new Date(now.getTime() + leaseMs) };
-    return this.takeOver(eventId, attempt, holder, leaseMs, now);
+    return this.takeOver(eventId, attempt, holder, leaseMs, now, options.isGone ?? (() => false));
   }
 
-  /** The claims of attempt n are all older than the lease: insert the next `retry-k` (one insert wins). */
-  private async takeOver(eventId: string, attempt: number, holder: string, leaseMs: number, now: Date): Promise<ClaimResult> {
+  /**
+   * The latest claim of attempt n is older than the lease, or its holder is gone (its heartbeat
+   * stopped: HolderLiveness): insert the next `retry-k` (one insert wins).
+   */
+  private async takeOver(
+    eventId: string,
+    attempt: number,
+    holder: string,
+    leaseMs: number,
+    now: Date,
+    isGone: (holder: string) => boolean,
+  ): Promise<ClaimResult> {
     const base = `${eventId}:${attempt}`;
     const doc = (id: string): AttemptClaimDoc => ({ _id: id, event_id: eventId, attempt, holder, claimed_at: now });
 
@@ -71,10 +81,19 @@ export class AttemptClaimRepository implements ClaimStore {
     const latest = claims[0];
     if (!latest) return { won: false, heldUntil: null };
     const expiresAt = new Date(latest.claimed_at.getTime() + leaseMs);
-    if (expiresAt.getTime() > now.getTime()) return { won: false, heldUntil: expiresAt };
+    if (expiresAt.getTime() > now.getTime() && !isGone(latest.holder)) return { won: false, heldUntil: expiresAt };
     const id = `${base}:retry-${claims.length}`;
     if (await claim(this.conn, 'attempt_claims', doc(id) as never)) return { won: true, id, takeover: true };
     return { won: false, heldUntil: new Date(now.getTime() + leaseMs) };
+  }
+
+  /** The events of the claims `holder` made since `since` (a holder found gone: what it may have had in flight). */
+  async recentOf(holder: string, since: Date): Promise<string[]> {
+    const claims = await this.model
+      .find({ holder, claimed_at: { $gt: since } }, { event_id: 1 })
+      .lean<Pick<AttemptClaimDoc, 'event_id'>[]>()
+      .exec();
+    return [...new Set(claims.map((c) => c.event_id))];
   }
 
   async listFor(eventId: string): Promise<AttemptClaimDoc[]> {

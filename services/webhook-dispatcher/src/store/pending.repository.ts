@@ -79,6 +79,11 @@ export class PendingRepository implements PendingStore {
       .toArray();
   }
 
+  /** The pending documents of one task, bodies included (a chase of its next events: see TaskOrdering.adopt). */
+  async taskDocs(key: TaskKey): Promise<PendingDoc[]> {
+    return this.col.find<PendingDoc>({ account_id: key.account_id, environment: key.environment, task_id: key.task_id }).toArray();
+  }
+
   async bodies(ids: readonly string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
     const docs = await this.col

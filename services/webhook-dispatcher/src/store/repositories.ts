@@ -1,6 +1,7 @@
 import type { Connection } from 'mongoose';
 import type { KeyRing } from '@tes/sealing';
 import { AttemptClaimRepository } from './attempt-claim.repository.js';
+import { BeatRepository } from './beat.repository.js';
 import { DeliveryAttemptRepository } from './delivery-attempt.repository.js';
 import { EndpointRepository } from './endpoint.repository.js';
 import { EventKeyRepository } from './event-key.repository.js';
@@ -16,6 +17,7 @@ export interface Repositories {
   eventKeys: EventKeyRepository;
   attempts: DeliveryAttemptRepository;
   claims: AttemptClaimRepository;
+  beats: BeatRepository;
 }
 
 /** Every collection of the dispatcher's database, registered on one connection; `ring` seals the signing secrets. */
@@ -29,5 +31,6 @@ export function createRepositories(conn: Connection, ring: KeyRing): Repositorie
     eventKeys: new EventKeyRepository(conn),
     attempts: new DeliveryAttemptRepository(conn),
     claims: new AttemptClaimRepository(conn),
+    beats: new BeatRepository(conn),
   };
 }
