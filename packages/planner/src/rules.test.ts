@@ -33,6 +33,15 @@ describe('safety: a plan only does what was asked', () => {
     expect(refusal('remind every member of #eng').code).toBe('missing_input');
   });
 
+  it('keeps the "?" of a polite request out of the message ("can you reply … saying we accept?")', () => {
+    expect(steps('Can you reply to the last email from joe@vendor.io saying we accept the quote?')[1]?.input).toMatchObject({
+      body: 'we accept the quote',
+    });
+    expect(steps('Could you post to #eng saying are you joining the retro?')[0]?.input).toMatchObject({
+      text: 'are you joining the retro?',
+    });
+  });
+
   it('plans a draft as a draft, and nothing that sends, when the prompt says not to send', () => {
     const prompt = "Draft an email to team@acme.com with subject 'Q2 offsite' saying 'Agenda to follow', don't send it yet";
     expect(steps(prompt)).toEqual([
@@ -252,6 +261,17 @@ describe('dates, time zones and recurrence', () => {
     expect(actions('Post the weekly report link https://x.io/r to #eng')).toContain('slack.post_message');
     expect(steps('Create a "Weekly update" event every Friday at 4pm')[0]?.input).toMatchObject({
       recurrence: ['RRULE:FREQ=WEEKLY;BYDAY=FR'],
+    });
+  });
+
+  it('reads "on Tuesdays" as a weekly recurrence on that day, starting on the next one', () => {
+    expect(steps('Create a weekly 1:1 with dana@acme.com on Tuesdays at 2pm')[0]?.input).toMatchObject({
+      start: '2026-03-10T14:00:00Z',
+      recurrence: ['RRULE:FREQ=WEEKLY;BYDAY=TU'],
+    });
+    expect(steps('Book a sync with ann@acme.com on Thursdays at 10am')[0]?.input).toMatchObject({
+      start: '2026-03-05T10:00:00Z',
+      recurrence: ['RRULE:FREQ=WEEKLY;BYDAY=TH'],
     });
   });
 

@@ -232,7 +232,14 @@ function cutFreeTexts(segment: string, quotes: Quote[]): string {
       if (stop) end = Math.min(end, stop.index);
     }
     rest = rest.slice(0, end);
-    const text = rest.trim().replace(/[\s,;]+$/u, '');
+    let text = rest.trim().replace(/[\s,;]+$/u, '');
+    // "Can you reply … saying we accept the quote?": the "?" asks the request, the message is not a question.
+    if (
+      role === 'body' &&
+      /^\s*(?:please\s+)?(?:can|could|would|will)\s+you\b/i.test(segment) &&
+      !/^(?:are|is|am|do|does|did|can|could|will|would|who|what|when|where|why|how|should|shall|have|has|any)\b/i.test(text)
+    )
+      text = text.replace(/\s*\?$/u, '');
     // A text that holds a quote already ("subject can be 'Q1'") is not cut again.
     if (!text || text.includes('⟦')) return;
     quotes.push({ text: stripFinalStop(role === 'body' ? text.replace(/^(?:that|que|dass|qu['’])\s*/iu, '') : text), role });

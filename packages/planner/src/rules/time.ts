@@ -147,6 +147,12 @@ const WEEKDAYS: Record<string, string> = {
 
 /** "every Monday", "each weekday", "daily", "tous les lundis", "jeden Montag", "cada lunes" → RFC 5545 lines. */
 export function findRecurrence(text: string): { rule: string[]; span: string } | undefined {
+  // "on Tuesdays": a weekday in the plural repeats, with or without "weekly".
+  const plural = /\bon\s+((?:mon|tues|wednes|thurs|fri|satur|sun)day)s\b/i.exec(text);
+  if (plural?.[1] && !/\b(?:every|each)\b/i.test(text)) {
+    const rule = new RRule(RRule.fromText(`every ${plural[1].toLowerCase()}`).origOptions).toString();
+    return { rule: [rule], span: plural[0] };
+  }
   const monthDay = /\b(?:on\s+)?the\s+(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?:every|each)\s+month\b/i.exec(text);
   if (monthDay?.[1]) return { rule: [`RRULE:FREQ=MONTHLY;BYMONTHDAY=${Number(monthDay[1])}`], span: monthDay[0] };
   const m =
@@ -225,7 +231,9 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
     .replace(/\bentre\s+(\d{1,2}h?\d{0,2})\s+et\s+(\d{1,2}h?\d{0,2})/i, 'de $1 à $2')
     .replace(/\bzwischen\s+(\d{1,2}(?::\d{2})?)\s+und\s+(\d{1,2}(?::\d{2})?)(\s*uhr)?/i, 'von $1 bis $2$3')
     .replace(/\bentre\s+las\s+(\d{1,2}(?::\d{2})?)\s+y\s+las\s+(\d{1,2}(?::\d{2})?)/i, 'de $1 a $2')
-    .replace(/\b(tous les|toutes les|chaque|jeden|jede|cada|todos los|todas las|every|each)\s+/giu, ' ');
+    .replace(/\b(tous les|toutes les|chaque|jeden|jede|cada|todos los|todas las|every|each)\s+/giu, ' ')
+    // "on Tuesdays" (a recurrence, read above): chrono reads the weekday in the singular.
+    .replace(/\b((?:mon|tues|wednes|thurs|fri|satur|sun)day)s\b/giu, '$1');
   const offset = IANAZone.create(zone).offset(now.getTime());
   const today = DateTime.fromJSDate(now, { zone });
   // "on the 12th" / "the 1st of every month": the next such day.
