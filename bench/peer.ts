@@ -4,7 +4,8 @@
  * by bench/peer/install.sh; see docs/performance.md for why Temporal and not n8n). For a one-step
  * and a three-step task: end-to-end p50/p99 (request → the completion call at a local receiver)
  * at fixed arrival rates, the highest rate tried with p99 ≤ 250 ms and nothing missing, and the
- * CPU per task of each side's processes. The two sides run one after the other, never at once.
+ * CPU per task of each side's processes. Both sides are up at once (each idle while the other is
+ * measured) and take turns at every rate, so both meet the same load of a shared machine.
  *
  * BENCH_SECONDS (measured, default 10), BENCH_WARMUP_SECONDS (2), BENCH_RUNS (1),
  * BENCH_PEER_RATES (10,25,50), BENCH_PEER_SEARCH_RATES (40,60,80,120,160), BENCH_PEER_SIDES
@@ -47,25 +48,38 @@ interface ShapeResult {
 
 const log = (msg: string) => process.stderr.write(`bench:peer: ${msg}\n`);
 
-/** The fixed rates, then the search: rising rates until one fails the bar. */
-async function measureShape(label: string, side: Side): Promise<ShapeResult> {
-  const fixed: ShapeResult['fixed'] = {};
-  for (const rate of FIXED_RATES) {
-    fixed[`${rate}/s`] = await measureStep(side, rate, SETTINGS);
-    log(`${label} @${rate}/s: ${JSON.stringify(fixed[`${rate}/s`])}`);
-  }
-  const steps: ShapeResult['sustained']['steps'] = {};
-  let best = 0;
-  for (const rate of SEARCH_RATES) {
-    const r = await measureStep(side, rate, SETTINGS);
-    steps[`${rate}/s`] = { ...r, ok: sustains(r) };
-    log(`${label} search @${rate}/s: ${JSON.stringify(steps[`${rate}/s`])}`);
-    if (!sustains(r)) break;
-    best = rate;
-  }
-  // A fixed rate that sustained counts too (the search may start above it).
-  for (const [k, r] of Object.entries(fixed)) if (sustains(r)) best = Math.max(best, parseInt(k, 10));
-  return { fixed, sustained: { highest_ok_rate_per_s: best, steps } };
+/**
+ * One shape on every side, interleaved: each rate runs on one side, then on the next, so both
+ * meet the same machine (shared with other work) within seconds of each other. Then the search:
+ * rising rates, each side until one fails the bar.
+ */
+async function measureShape(shape: string, sides: [string, Side][]): Promise<Record<string, ShapeResult>> {
+  const out = new Map<string, ShapeResult>();
+  const result = (name: string): ShapeResult => {
+    const r = out.get(name) ?? { fixed: {}, sustained: { highest_ok_rate_per_s: 0, steps: {} } };
+    out.set(name, r);
+    return r;
+  };
+  for (const rate of FIXED_RATES)
+    for (const [name, side] of sides) {
+      const r = await measureStep(side, rate, SETTINGS);
+      result(name).fixed[`${rate}/s`] = r;
+      // A fixed rate that sustained counts too (the search may start above it).
+      if (sustains(r)) result(name).sustained.highest_ok_rate_per_s = Math.max(result(name).sustained.highest_ok_rate_per_s, rate);
+      log(`${name} ${shape} @${rate}/s: ${JSON.stringify(r)}`);
+    }
+  const searching = new Set(sides.map(([name]) => name));
+  for (const rate of SEARCH_RATES)
+    for (const [name, side] of sides) {
+      if (!searching.has(name)) continue;
+      const r = await measureStep(side, rate, SETTINGS);
+      const s = result(name).sustained;
+      s.steps[`${rate}/s`] = { ...r, ok: sustains(r) };
+      log(`${name} ${shape} search @${rate}/s: ${JSON.stringify(s.steps[`${rate}/s`])}`);
+      if (sustains(r)) s.highest_ok_rate_per_s = Math.max(s.highest_ok_rate_per_s, rate);
+      else searching.delete(name);
+    }
+  return Object.fromEntries(out);
 }
 
 async function main(): Promise<void> {
@@ -73,51 +87,51 @@ async function main(): Promise<void> {
   const loadAtStart = os.loadavg().map((l) => Math.round(l * 100) / 100);
   const receiver = await startWebhookReceiver();
   const results: Record<string, Record<string, ShapeResult>> = {};
+  const stops: (() => Promise<void>)[] = [];
   try {
+    const sidesOf: ((shape: (typeof SHAPES)[number]) => Promise<[string, Side]>)[] = [];
     if (SIDES.includes('service')) {
       log('this service: starting the stack');
       const service = await startThisService(`${receiver.base}/ok/service`, receiver.completeAt);
-      try {
-        results['service'] = {};
-        for (const shape of SHAPES) {
-          // The shape is what the planner made of the prompt and the executor ran, not an assumption.
-          const ran = await service.actionsRun(shape.prompt);
-          if (ran.join(',') !== shape.actions.join(','))
-            throw new Error(`"${shape.prompt}" ran [${ran.join(', ')}], not [${shape.actions.join(', ')}]`);
-          results['service'][shape.name] = await measureShape(`service ${shape.name}`, service.side(shape.prompt));
-        }
-      } finally {
-        await service.stop();
-      }
+      stops.push(() => service.stop());
+      sidesOf.push(async (shape) => {
+        // The shape is what the planner made of the prompt and the executor ran, not an assumption.
+        const ran = await service.actionsRun(shape.prompt);
+        if (ran.join(',') !== shape.actions.join(','))
+          throw new Error(`"${shape.prompt}" ran [${ran.join(', ')}], not [${shape.actions.join(', ')}]`);
+        return ['service', service.side(shape.prompt)];
+      });
     }
     if (SIDES.includes('peer')) {
       log('peer: starting the Temporal dev server and worker');
       const peer = await startTemporalPeer(log);
-      try {
-        results['peer'] = {};
-        const webhook = `${receiver.base}/ok/peer`;
-        for (const shape of SHAPES) {
-          const side: Side = {
-            async fire() {
-              const id = `peer-${randomUUID()}`;
-              await peer.start(shape.workflow, id, { text: 'bench peer', webhook });
-              return id;
-            },
-            meter: () => pidCpuMeter(peer.processes),
-            completeAt: receiver.completeAt,
-          };
-          // One task first: the worker bundles and caches on its first workflow, not in a measured window.
-          const first = await side.fire();
-          const deadline = Date.now() + 30_000;
-          while (!receiver.completeAt.has(first) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-          if (!receiver.completeAt.has(first)) throw new Error(`the peer's first ${shape.workflow} did not complete in 30 s`);
-          results['peer'][shape.name] = await measureShape(`peer ${shape.name}`, side);
-        }
-      } finally {
-        await peer.stop();
-      }
+      stops.push(() => peer.stop());
+      const webhook = `${receiver.base}/ok/peer`;
+      sidesOf.push(async (shape) => {
+        const side: Side = {
+          async fire() {
+            const id = `peer-${randomUUID()}`;
+            await peer.start(shape.workflow, id, { text: 'bench peer', webhook });
+            return id;
+          },
+          meter: () => pidCpuMeter(peer.processes),
+          completeAt: receiver.completeAt,
+        };
+        // One task first: the worker bundles and caches on its first workflow, not in a measured window.
+        const first = await side.fire();
+        const deadline = Date.now() + 30_000;
+        while (!receiver.completeAt.has(first) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        if (!receiver.completeAt.has(first)) throw new Error(`the peer's first ${shape.workflow} did not complete in 30 s`);
+        return ['peer', side];
+      });
+    }
+    for (const shape of SHAPES) {
+      const sides: [string, Side][] = [];
+      for (const of of sidesOf) sides.push(await of(shape));
+      for (const [side, r] of Object.entries(await measureShape(shape.name, sides))) (results[side] ??= {})[shape.name] = r;
     }
   } finally {
+    for (const stop of stops.reverse()) await stop();
     await receiver.close();
   }
 
