@@ -4,7 +4,7 @@
  * call at the receiver, and the CPU its processes used over the whole window (the load, then the
  * wait for the last completion) divided by the tasks sent.
  */
-import { cpuPerTaskMs, type CpuPerTask } from '../lib/proc.js';
+import { cpuPerTaskMs, isStackProcess, type CpuPerTask } from '../lib/proc.js';
 import { median, medianSummary, openLoad, summarize, type LatencySummary } from '../lib/load.js';
 
 export interface StepSettings {
@@ -21,6 +21,12 @@ export interface StepResult extends LatencySummary {
   /** Why they failed, and how many of each. */
   start_error_kinds?: Record<string, number>;
   cpu_ms_per_task: number;
+  /**
+   * The part of it used by processes no other work on the machine uses: this service's five
+   * services, or the peer's server and worker. FerretDB, PostgreSQL and RabbitMQ are shared with
+   * whatever else runs on the machine, so their share of `cpu_ms_per_task` is an upper bound.
+   */
+  cpu_ms_per_task_own: number;
   cpu_ms_per_task_by_process: Record<string, number>;
   /** Each run's p99, when there were several (the figure above is their median). */
   p99_of_runs: number[];
@@ -63,6 +69,14 @@ async function once(side: Side, rate: number, s: StepSettings) {
   return { summary: summarize(latencies), missing, startErrors: load.errors, errorKinds, cpu };
 }
 
+/** Process groups of `cpuMeter` that serve every stack on the machine, not only the one measured. */
+const SHARED = /^(ferretdb|postgresql|rabbitmq)/;
+
+function ownMs(cpu: CpuPerTask): number {
+  const own = Object.entries(cpu.by_process).filter(([g]) => isStackProcess(g) && !SHARED.test(g));
+  return Math.round(own.reduce((n, [, ms]) => n + ms, 0) * 100) / 100;
+}
+
 /** `runs` runs at `rate` (medians), with a pause after each so one run's tail does not load the next. */
 export async function measureStep(side: Side, rate: number, s: StepSettings): Promise<StepResult> {
   const runs: Awaited<ReturnType<typeof once>>[] = [];
@@ -83,6 +97,7 @@ export async function measureStep(side: Side, rate: number, s: StepSettings): Pr
         }
       : {}),
     cpu_ms_per_task: median(runs.map((r) => r.cpu.stack)),
+    cpu_ms_per_task_own: median(runs.map((r) => ownMs(r.cpu))),
     cpu_ms_per_task_by_process: Object.fromEntries([...groups].map((g) => [g, median(runs.map((r) => r.cpu.by_process[g] ?? 0))])),
     p99_of_runs: runs.map((r) => r.summary.p99),
   };
