@@ -3,12 +3,12 @@
  * the same run. The peer is Temporal (its development server and the TypeScript SDK, installed
  * by bench/peer/install.sh; see docs/performance.md for why Temporal and not n8n). For a one-step
  * and a three-step task: end-to-end p50/p99 (request → the completion call at a local receiver)
- * at fixed arrival rates, the highest rate tried with p99 ≤ 250 ms and nothing missing, and the
- * CPU per task of each side's processes. Both sides are up at once (each idle while the other is
+ * at fixed arrival rates, the highest rate tried with p99 ≤ 250 ms and nothing missing or
+ * refused, and the CPU per task of each side's processes. Both sides are up at once (each idle while the other is
  * measured) and take turns at every rate, so both meet the same load of a shared machine.
  *
  * BENCH_SECONDS (measured, default 10), BENCH_WARMUP_SECONDS (2), BENCH_RUNS (1),
- * BENCH_PEER_RATES (10,25,50), BENCH_PEER_SEARCH_RATES (40,60,80,120,160), BENCH_PEER_SIDES
+ * BENCH_PEER_RATES (10,25,50), BENCH_PEER_SEARCH_RATES (5,15,35,75,100,150), BENCH_PEER_SIDES
  * (service,peer). Writes bench/results/peer.json and bench/results/peer.md.
  */
 import { randomUUID } from 'node:crypto';
@@ -27,7 +27,7 @@ const SETTINGS: StepSettings = {
   runs: Number(process.env['BENCH_RUNS'] ?? 1),
 };
 const FIXED_RATES = list('BENCH_PEER_RATES', [10, 25, 50]);
-const SEARCH_RATES = list('BENCH_PEER_SEARCH_RATES', [40, 60, 80, 120, 160]);
+const SEARCH_RATES = list('BENCH_PEER_SEARCH_RATES', [5, 15, 35, 75, 100, 150]);
 const SIDES = (process.env['BENCH_PEER_SIDES'] ?? 'service,peer').split(',');
 
 /** The two task shapes: the same steps on both sides (the text tool's echo, uppercase, count_words). */
@@ -68,15 +68,19 @@ async function measureShape(shape: string, sides: [string, Side][]): Promise<Rec
       if (sustains(r)) result(name).sustained.highest_ok_rate_per_s = Math.max(result(name).sustained.highest_ok_rate_per_s, rate);
       log(`${name} ${shape} @${rate}/s: ${JSON.stringify(r)}`);
     }
+  // The search tries only rates between the highest fixed rate that sustained and the lowest that
+  // did not, rising, each side until one fails.
   const searching = new Set(sides.map(([name]) => name));
-  for (const rate of SEARCH_RATES)
+  const lowestFailed = (name: string) =>
+    Math.min(...Object.entries(result(name).fixed).flatMap(([k, r]) => (sustains(r) ? [] : [parseInt(k, 10)])));
+  for (const rate of [...SEARCH_RATES].sort((x, y) => x - y))
     for (const [name, side] of sides) {
-      if (!searching.has(name)) continue;
-      const r = await measureStep(side, rate, SETTINGS);
       const s = result(name).sustained;
+      if (!searching.has(name) || rate <= s.highest_ok_rate_per_s || rate >= lowestFailed(name)) continue;
+      const r = await measureStep(side, rate, SETTINGS);
       s.steps[`${rate}/s`] = { ...r, ok: sustains(r) };
       log(`${name} ${shape} search @${rate}/s: ${JSON.stringify(s.steps[`${rate}/s`])}`);
-      if (sustains(r)) s.highest_ok_rate_per_s = Math.max(s.highest_ok_rate_per_s, rate);
+      if (sustains(r)) s.highest_ok_rate_per_s = rate;
       else searching.delete(name);
     }
   return Object.fromEntries(out);
