@@ -3,8 +3,9 @@
  * (bench/idle-memory.ts measures idle only). Starts the stack as `pnpm bench` does, reads each
  * service's RSS idle, then sends single-step tasks at RATE per second (open model) for MINUTES
  * minutes, reading RSS every SAMPLE_SECONDS. Prints idle, the start of the load (once
- * START_SECONDS of it have passed: heaps have grown to their working size), every 5 minutes, and
- * the end, with the highest reading; growth between the start and the end is what a leak shows as.
+ * START_SECONDS of it have passed: heaps have grown to their working size), every 5 minutes, the
+ * end, once the backlog is done (drained), and the highest reading; growth between the start and
+ * the end (and a drained figure above the start) is what a leak shows as.
  * Also counts the tasks whose webhook arrived, so the figures are those of a stack doing the work.
  *
  *   RATE=30 MINUTES=10 pnpm bench:memory
@@ -55,6 +56,8 @@ try {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline && receiver.completeAt.size < load.sent - load.errors) await sleep(200);
   client.close();
+  await sleep(10_000); // the backlog gone: what the heaps keep once the work is done
+  const drained = memoryMb(stack);
 
   // The reading nearest each moment: the load's start, every 5 minutes, its end.
   const at = (s: number) => samples.reduce((best, x) => (Math.abs(x.at_s - s) < Math.abs(best.at_s - s) ? x : best));
@@ -69,6 +72,7 @@ try {
     const fmt = (m: MemoryMb | undefined) => (m ? `${m.rss} (${m.anon})` : 'n/a');
     const row: Record<string, string> = { idle: fmt(idle[name]) };
     for (const p of picked) row[`+${p.at_s} s`] = fmt(p.mb[name]);
+    row['drained'] = fmt(drained[name]);
     row['highest'] = String(Math.max(...samples.map((x) => x.mb[name]?.rss ?? NaN)));
     const first = picked[0]?.mb[name]?.rss ?? NaN;
     const end = picked[picked.length - 1]?.mb[name]?.rss ?? NaN;
@@ -76,6 +80,7 @@ try {
     rows[name] = row;
   }
   console.table(rows);
+  console.log('create answers:', load.statuses);
 } finally {
   await stack.stopAll();
   await removeStack(stack);
