@@ -151,7 +151,8 @@ export function recordStallSignals(stack: Stack, options: { probeEveryMs?: numbe
       if (typeof p['longest_verb'] === 'string') s.pgLongestVerb = p['longest_verb'].toUpperCase();
       s.autovacuumWorkers = Number(p['autovacuum_workers']);
       const runs = Number(p['autovacuum_runs']);
-      if (lastAutovacuum !== undefined) s.autovacuumRuns = runs - lastAutovacuum;
+      // A dropped table takes its counts with it: a negative difference counts as none.
+      if (lastAutovacuum !== undefined) s.autovacuumRuns = Math.max(0, runs - lastAutovacuum);
       lastAutovacuum = runs;
     }
     if (ferret) {
