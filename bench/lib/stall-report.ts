@@ -190,8 +190,24 @@ export function printStallReport(options: {
   for (const g of s.gc) gcBy.set(`${g.service} ${g.kind}`, [...(gcBy.get(`${g.service} ${g.kind}`) ?? []), g.ms]);
   console.log('GC pauses over the whole run (--trace-gc), ms:');
   console.table(Object.fromEntries([...gcBy].map(([k, v]) => [k, { ...summarize(v), total: Math.round(v.reduce((a, b) => a + b, 0)) }])));
-  console.log('Probe updates (one at a time, its own collection on the same server), ms:');
+  console.log('Probe updates (one at a time, its own collection on the same server), ms; its 5 slowest with what else happened:');
   console.table({ probe: summarize(s.probe.map((p) => p.ms)) });
+  console.table(
+    [...s.probe]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 5)
+      .map((p) => {
+        const e = evidence(s, p.start, p.start + p.ms);
+        return {
+          'at (s)': rel(p.start),
+          ms: p.ms,
+          'FerretDB schema changes': fmtSchema(e.schema),
+          'PG longest stmt': e.pgLongestMs ? `${e.pgLongestMs} ${e.pgLongestVerb}` : '',
+          'PG active max': e.pgActiveMax,
+          load: e.load,
+        };
+      }),
+  );
   const schemaTotal: Record<string, number> = {};
   for (const x of s.samples) for (const [k, v] of Object.entries(x.ferretSchemaChanges ?? {})) schemaTotal[k] = (schemaTotal[k] ?? 0) + v;
   const loads = s.samples.map((x) => x.load1);
