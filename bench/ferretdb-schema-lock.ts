@@ -6,8 +6,9 @@
  * collection if missing), and for as long as a create, createIndexes or dropDatabase runs its
  * PostgreSQL statements. A probe sends one update at a time by _id on its own collection while a
  * second client, in turn: does nothing (quiet), inserts into an existing collection back to back
- * (load without schema changes: the control), or creates a collection with an index and drops its
- * database back to back (what every test suite and a fresh stack do). ROUNDS rounds of the three
+ * (load without schema changes: the control), inserts one document into a new collection each
+ * time (FerretDB creates it: what a fresh stack does on the first write of each collection), or
+ * creates a collection with an index and drops its database back to back (what test suites do). ROUNDS rounds of the three
  * phases, PHASE_SECONDS each, so the machine's other load falls on all three alike.
  *
  *   PHASE_SECONDS=10 ROUNDS=2 pnpm exec tsx bench/ferretdb-schema-lock.ts
@@ -19,9 +20,17 @@ import { summarize } from './lib/load.js';
 
 const PHASE_MS = Number(process.env['PHASE_SECONDS'] ?? 10) * 1000;
 const ROUNDS = Number(process.env['ROUNDS'] ?? 2);
-const PHASES = ['quiet', 'inserts (no schema change)', 'create collection + index, drop database'] as const;
+const PHASES = [
+  'quiet',
+  'inserts (no schema change)',
+  'first insert into a new collection',
+  'create collection + index, drop database',
+] as const;
+
+const NEW_PER_DB = 200;
 
 const base = uniqueName('lockprobe');
+let created = 0;
 const probeClient = await MongoClient.connect(MONGO_URL, { maxPoolSize: 2 });
 const otherClient = await MongoClient.connect(MONGO_URL, { maxPoolSize: 2 });
 const probe = probeClient.db(`${base}_probe`).collection<{ _id: string; n: number }>('probe');
@@ -40,6 +49,13 @@ try {
         while (Date.now() < end && phase !== 'quiet') {
           if (phase === 'inserts (no schema change)') {
             await filler.insertOne({ _id: `f${n++}` });
+          } else if (phase === 'first insert into a new collection') {
+            // At most NEW_PER_DB collections a database: dropping one takes a PostgreSQL lock per table and index.
+            const k = created++;
+            await otherClient
+              .db(`${base}_new${Math.floor(k / NEW_PER_DB)}`)
+              .collection(`c${k}`)
+              .insertOne({});
           } else {
             const db = otherClient.db(`${base}_ddl${n++}`);
             await db.collection('c').createIndex({ k: 1 });
@@ -68,6 +84,7 @@ try {
 } finally {
   await probeClient.db(`${base}_probe`).dropDatabase();
   await otherClient.db(`${base}_filler`).dropDatabase();
+  for (let d = 0; d * NEW_PER_DB < created; d++) await otherClient.db(`${base}_new${d}`).dropDatabase();
   await probeClient.close();
   await otherClient.close();
 }
