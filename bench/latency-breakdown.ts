@@ -201,7 +201,7 @@ try {
     slowest: Number(process.env['SLOWEST'] ?? 10),
   });
 } finally {
-  await signals.stop();
+  await signals.stop().catch(() => undefined); // the stack is stopped whatever the recorders did
   await mongo.close();
   await stack.stopAll();
   await removeStack(stack);

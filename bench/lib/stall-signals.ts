@@ -189,6 +189,7 @@ export function recordStallSignals(stack: Stack, options: { probeEveryMs?: numbe
   })();
 
   // A probe of the server itself: one update at a time on its own collection, every probeEveryMs.
+  // A failing probe only ends the probe: the run, and the stack's shutdown after it, go on.
   const probeLoop = (async () => {
     const client = await MongoClient.connect(MONGO_URL, { maxPoolSize: 2 });
     const coll = client.db(`${stack.namespace}_probe`).collection<{ _id: string; n: number }>('probe');
@@ -204,7 +205,7 @@ export function recordStallSignals(stack: Stack, options: { probeEveryMs?: numbe
       await client.db(`${stack.namespace}_probe`).dropDatabase();
       await client.close();
     }
-  })();
+  })().catch((err: unknown) => process.stderr.write(`stall probe stopped: ${err instanceof Error ? err.message : String(err)}\n`));
 
   return {
     slow,
