@@ -10,6 +10,16 @@
  *   receiver has it. Also: the create answer as the client saw it.
  *
  *   RATE=50 SECONDS=20 WARMUP_SECONDS=10 pnpm exec tsx bench/latency-breakdown.ts
+ *
+ * Stall tracing (docs/performance.md "Stall trace"): the SLOWEST tasks are printed with every
+ * hop, and beside each the signals recorded during its longest hop (lib/stall-signals.ts): the
+ * services' database commands slower than SLOW_COMMAND_MS (default 100; DB_SLOW_COMMAND_MS, the
+ * pool wait apart), their GC pauses (`node --trace-gc`; TRACE_GC=0 leaves it off), a probe's own
+ * updates on the MongoDB-wire server, and per second PostgreSQL's activity and autovacuum,
+ * FerretDB's schema changes (by any client of the shared server), RabbitMQ's connection states
+ * and the machine's load. A summary says which signal the slow tasks share.
+ *
+ *   RATE=50 SECONDS=60 SLOWEST=15 pnpm bench:stall
  */
 import { MongoClient } from 'mongodb';
 import { MONGO_URL, removeStack, stackDatabase, startStack } from '@tes/testing';
@@ -17,11 +27,15 @@ import { benchAccountKeys } from './lib/accounts.js';
 import { keepAliveClient } from './lib/http-client.js';
 import { openLoad, summarize } from './lib/load.js';
 import { startWebhookReceiver } from './lib/receiver.js';
+import { printStallReport, type TaskHops } from './lib/stall-report.js';
+import { recordStallSignals, stackAutovacuum } from './lib/stall-signals.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 
 const RATE = Number(process.env['RATE'] ?? 50);
 const SECONDS = Number(process.env['SECONDS'] ?? 20);
 const WARMUP_MS = Number(process.env['WARMUP_SECONDS'] ?? 10) * 1000;
+const SLOW_COMMAND_MS = process.env['SLOW_COMMAND_MS'] ?? '100';
+const TRACE_GC = process.env['TRACE_GC'] !== '0';
 
 interface Times {
   scheduled: number;
@@ -29,8 +43,12 @@ interface Times {
 }
 
 const receiver = await startWebhookReceiver();
-const stack = await startStack({ env: { '*': { LOG_LEVEL: 'warn' }, gateway: await gatewayTlsEnv() } });
+const stack = await startStack({
+  env: { '*': { LOG_LEVEL: 'warn', DB_SLOW_COMMAND_MS: SLOW_COMMAND_MS }, gateway: await gatewayTlsEnv() },
+  nodeArgs: TRACE_GC ? ['--trace-gc'] : [],
+});
 const mongo = await MongoClient.connect(MONGO_URL);
+const signals = recordStallSignals(stack);
 try {
   const keys = await benchAccountKeys(stack, 'hops', `${receiver.base}/ok/main`);
   const client = keepAliveClient(256);
@@ -110,6 +128,7 @@ try {
   let complete = 0;
   const start = Math.min(...[...tasks.values()].map((t) => t.scheduled));
   const slowest: { at_s: number; e2e: number; hops: Record<string, number> }[] = [];
+  const spans: TaskHops[] = [];
   for (const [id, t] of tasks) {
     const o = orch.get(id);
     const s = steps.get(id);
@@ -131,6 +150,21 @@ try {
       hops[k]?.push(v);
       mine[k] = Math.round(v);
     };
+    spans.push({
+      id,
+      scheduled: t.scheduled,
+      received: got,
+      hops: [
+        ['scheduled → gateway asks orchestrator', t.scheduled, created],
+        ['gateway asks → orchestrator stores task', created, stored],
+        ['orchestrator stores → executor starts step', stored, finished - ran],
+        ['step runs (trace duration)', finished - ran, finished],
+        ['step finished → orchestrator completes task', finished, done],
+        ['task complete → dispatcher stores event', done, received],
+        ['event stored → attempt starts', received, started],
+        ['attempt starts → receiver has it', started, got],
+      ],
+    });
     push('scheduled → gateway asks orchestrator', created - t.scheduled);
     push('gateway asks → orchestrator stores task', stored - created);
     push('orchestrator stores → executor starts step', finished - ran - stored);
@@ -158,7 +192,16 @@ try {
     }),
   );
   client.close();
+  await signals.stop();
+  printStallReport({
+    tasks: spans,
+    start,
+    signals,
+    autovacuum: await stackAutovacuum(stack.namespace),
+    slowest: Number(process.env['SLOWEST'] ?? 10),
+  });
 } finally {
+  await signals.stop().catch(() => undefined); // the stack is stopped whatever the recorders did
   await mongo.close();
   await stack.stopAll();
   await removeStack(stack);

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import mongoose, { type Connection } from 'mongoose';
 import type { Logger } from '@tes/logger';
+import { logSlowCommands, slowCommandMsFromEnv } from './slow-commands.js';
 
 export interface MongoOptions {
   url: string;
@@ -14,6 +15,11 @@ export interface MongoOptions {
    * counts to `<dir>/<db name>.json` on SIGUSR2 and at exit. Off when unset.
    */
   commandStatsDir?: string | undefined;
+  /**
+   * Log every command taking at least this many ms (0: all), with its wait for a pool connection
+   * apart. When not given, DB_SLOW_COMMAND_MS's value (unset: off; docs/operations.md#logs).
+   */
+  slowCommandMs?: number | undefined;
 }
 
 /**
@@ -21,16 +27,19 @@ export interface MongoOptions {
  * are used: no transactions, no change streams, TTL enforced in code.
  */
 export async function connectMongo(options: MongoOptions): Promise<Connection> {
+  const slowMs = options.slowCommandMs ?? slowCommandMsFromEnv();
   const conn = mongoose.createConnection(options.url, {
     dbName: options.dbName,
     serverSelectionTimeoutMS: 10_000,
     maxPoolSize: 20,
     autoIndex: false,
     autoCreate: false,
-    ...(options.commandStatsDir ? { monitorCommands: true } : {}),
+    ...(options.commandStatsDir || slowMs !== undefined ? { monitorCommands: true } : {}),
   });
   conn.on('disconnected', () => options.logger.warn('mongo disconnected'));
   conn.on('reconnected', () => options.logger.info('mongo reconnected'));
+  // Before the first command (mongoose's connect sends none of its own): none is missed.
+  if (slowMs !== undefined) logSlowCommands(conn.getClient(), slowMs, options.logger);
   await conn.asPromise();
   if (options.commandStatsDir) countCommands(conn, path.join(options.commandStatsDir, `${options.dbName}.json`));
   options.logger.info('mongo connected', { db: options.dbName });
