@@ -14,7 +14,8 @@
  *     `metadata.ref`), one task per ref (an Idempotency-Key retried through a crash never
  *     makes two tasks), and it is the task id the create was answered with;
  *  3. every task event is stored once: the dispatcher holds exactly the events
- *     `evt_<task>_1 .. evt_<task>_<version>`, none left pending; the last one is the
+ *     `evt_<task>_2 .. evt_<task>_<version>` (version 1, `created`, has no webhook and is not
+ *     stored), none left pending; the last one is the
  *     terminal webhook (task.complete / task.failed, matching the task) and every webhook
  *     event is `delivered` or `undeliverable`, the others `skipped`;
  *  4. the receiver saw only known events, each `webhook-id` always with the same bytes and
@@ -255,7 +256,8 @@ export async function computeLedger(src: LedgerSources, opts: { checkApi?: boole
     if (!TERMINAL.has(t.status)) continue;
     const list = (eventsByTask.get(t._id) ?? []).sort((a, b) => a.version - b.version);
     const versions = list.map((e) => e.version);
-    const expected = Array.from({ length: t.version }, (_, i) => i + 1);
+    // Version 1 is the task's `created` event, which the dispatcher does not store.
+    const expected = Array.from({ length: t.version - 1 }, (_, i) => i + 2);
     if (versions.join() !== expected.join()) {
       const missing = expected.filter((v) => !versions.includes(v));
       const extra = versions.filter((v, i) => v > t.version || versions.indexOf(v) !== i);

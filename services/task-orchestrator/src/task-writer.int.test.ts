@@ -92,9 +92,9 @@ class SlowClears extends TaskRepository {
     super(conn);
   }
 
-  override async clearOutboxes(published: readonly { id: string; version: number }[]): Promise<void> {
+  override async clearOutboxes(published: readonly { id: string; version: number }[], opts?: { ended?: boolean }): Promise<void> {
     await sleep(this.delayMs);
-    return super.clearOutboxes(published);
+    return super.clearOutboxes(published, opts);
   }
 }
 

@@ -115,6 +115,8 @@ describe('webhook delivery (RabbitMQ + MongoDB-wire + real receiver)', () => {
 
     const evC = await h.dispatcher.repos.events.get(`evt_${c.task}_2`);
     expect(evC).toMatchObject({ status: 'skipped', body: null });
+    // A task's first event (created) is not stored at all: nothing waits for it.
+    for (const t of [a.task, b.task, c.task]) expect(await h.dispatcher.repos.events.getStored(`evt_${t}_1`)).toBeNull();
     await sleep(500);
     expect(forTask(c.task)).toHaveLength(0);
     expect(forTask(a.task)).toHaveLength(3);

@@ -163,14 +163,15 @@ describe('webhook ordering with a late predecessor (ORDER_GAP_WAIT_MS 15000)', (
   it('waits for a version that arrives late, then sends both in version order', async () => {
     await h.configure('acc_late', 'test', r.url);
     const t = { task: 'task_late', account: 'acc_late' };
-    // Version 2 is published (and stored) before version 1, as two competing replicas could.
-    await h.publish(taskEvent('completed', { ...t, version: 2 }));
-    await waitFor(async () => (await h.dispatcher.repos.events.get('evt_task_late_2')) !== null, { what: 'version 2 stored' });
+    // Version 3 is published (and stored) before version 2, as two competing replicas could.
+    // (Version 1, `created`, went elsewhere: it is never stored and nothing waits for it.)
+    await h.publish(taskEvent('completed', { ...t, version: 3 }));
+    await waitFor(async () => (await h.dispatcher.repos.events.get('evt_task_late_3')) !== null, { what: 'version 3 stored' });
     await sleep(300);
     expect(r.received).toHaveLength(0);
-    await h.publish(taskEvent('progress', { ...t, version: 1, progress: progress(5) }));
+    await h.publish(taskEvent('progress', { ...t, version: 2, progress: progress(5) }));
     await waitFor(() => r.received.length === 2, { what: 'both events', timeoutMs: 14_000 });
-    expect(r.received.map((q) => q.headers['webhook-id'])).toEqual(['evt_task_late_1', 'evt_task_late_2']);
+    expect(r.received.map((q) => q.headers['webhook-id'])).toEqual(['evt_task_late_2', 'evt_task_late_3']);
   });
 });
 

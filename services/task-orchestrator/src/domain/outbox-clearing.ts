@@ -15,8 +15,8 @@ interface Clearing {
  * task, and FerretDB v1 applies an update without a lock), so a message waits behind one such
  * update at most. An ended task is never written again by any writer (late messages about it write
  * nothing, a reconcile only publishes), so its outbox is cleared outside the turn, one batch per
- * partition at a time: under load a batch held the partition for up to 0.6 s
- * (bench/latency-breakdown.ts). A clear that fails or never happens costs a duplicate publish later
+ * partition at a time, in one command for many (TaskStore.clearOutboxes): under load a batch held
+ * the partition for up to 0.6 s (bench/latency-breakdown.ts). A clear that fails or never happens costs a duplicate publish later
  * (the reaper's reconcile), nothing more.
  */
 export class OutboxClearing {
@@ -52,7 +52,7 @@ export class OutboxClearing {
       return mem.publishedToClear();
     });
     const ended = toClear.filter((p) => p.ended);
-    c.ended = c.ended.then(() => this.clear(mem, ended));
+    c.ended = c.ended.then(() => this.clear(mem, ended, true));
     for (const p of toClear) {
       if (p.ended) continue;
       await mem.run(async () => {
@@ -76,9 +76,9 @@ export class OutboxClearing {
     clearTimeout(timer);
   }
 
-  private async clear(mem: PartitionMemory, list: PublishedOutbox[]): Promise<void> {
+  private async clear(mem: PartitionMemory, list: PublishedOutbox[], ended = false): Promise<void> {
     await this.tasks
-      .clearOutboxes(list)
+      .clearOutboxes(list, { ended })
       .catch((e: unknown) => this.logger.warn('clearing published outboxes failed', { error: String(e) }));
     for (const p of list) mem.outboxCleared(p.id, p.version);
   }

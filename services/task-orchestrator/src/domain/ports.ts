@@ -8,8 +8,11 @@ export interface TaskStore {
   insert(task: Task): Promise<boolean>;
   /** Whole-document write: safe because one consumer owns the account's partition. */
   save(task: Task): Promise<void>;
-  /** Clears each task's stored outbox if the task is still at the version whose outbox was published. */
-  clearOutboxes(published: readonly { id: string; version: number }[]): Promise<void>;
+  /**
+   * Clears each task's stored outbox if the task is still at the version whose outbox was published.
+   * `ended`: every task given has ended (no writer changes it again), so they may go in one command.
+   */
+  clearOutboxes(published: readonly { id: string; version: number }[], opts?: { ended?: boolean }): Promise<void>;
   /** The account's running and pending tasks, in one round trip. */
   countActive(accountId: string): Promise<ActiveCounts>;
   /** Tasks of one user waiting for a connection to one service, oldest first. */

@@ -16,7 +16,8 @@ describe('task repository: clearing published outboxes (real database)', () => {
   let tasks: TaskRepository;
 
   beforeAll(async () => {
-    conn = await connectMongo({ url: MONGO_URL, dbName, logger });
+    // A slow-command threshold turns command monitoring on (the count of commands below); nothing is that slow.
+    conn = await connectMongo({ url: MONGO_URL, dbName, logger, slowCommandMs: 60_000 });
     tasks = new TaskRepository(conn);
   });
 
@@ -40,6 +41,34 @@ describe('task repository: clearing published outboxes (real database)', () => {
     const kept = docs.filter((d) => d.outbox.length > 0).map((d) => d._id);
     expect(docs).toHaveLength(120);
     expect(kept).toEqual(['task_clear_0']);
+  }, 30_000);
+
+  it('clears 120 ended outboxes in one command per 50, each only at the version that was published, those without the flag too', async () => {
+    const col = conn.collection('tasks');
+    await col.deleteMany({});
+    const ids = Array.from({ length: 120 }, (_, i) => `task_ended_${i}`);
+    const base = { account_id: 'acct_1', status: 'complete', version: 2, outputs: [] };
+    for (const id of ids.slice(1)) await tasks.insert({ ...base, _id: id, outbox: [{ id: `msg_${id}` }] } as never);
+    // Written before the flag existed: an outbox, no has_outbox.
+    await col.insertOne({ ...base, _id: ids[0], outbox: [{ id: 'msg_legacy' }] } as never);
+    // A task published at version 1 that is at version 2 now: its outbox stays.
+    const published = ids.map((id, i) => ({ id, version: i === 1 ? 1 : 2 }));
+
+    const commands: string[] = [];
+    const client = conn.getClient();
+    const onCommand = (e: { commandName: string }) => commands.push(e.commandName);
+    client.on('commandStarted', onCommand);
+    try {
+      await tasks.clearOutboxes(published, { ended: true });
+    } finally {
+      client.off('commandStarted', onCommand);
+    }
+
+    const docs = await col.find<{ _id: string; outbox: unknown[]; has_outbox?: boolean }>({}).toArray();
+    expect(docs.filter((d) => d.outbox.length > 0).map((d) => d._id)).toEqual([ids[1]]);
+    expect(docs.filter((d) => d.has_outbox === true).map((d) => d._id)).toEqual([ids[1]]);
+    // Three updateMany, and the first chunk (the legacy task and the newer version among them) by id.
+    expect(commands.filter((c) => c === 'update')).toHaveLength(3 + 50);
   }, 30_000);
 
   it('finds unsent outboxes by the has_outbox flag, and those written before the flag on its first sweep', async () => {

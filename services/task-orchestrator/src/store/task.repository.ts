@@ -35,6 +35,9 @@ taskSchema.index({ status: 1, updated_at: 1 });
 taskSchema.index({ account_id: 1, status: 1, user_id: 1 });
 taskSchema.index({ has_outbox: 1, updated_at: 1 });
 
+/** Ended tasks whose outboxes one command clears. */
+const ENDED_CLEAR_BATCH = 50;
+
 export class TaskRepository implements TaskStore {
   private readonly model;
   /** Tasks written before `has_outbox` existed are found by one full query, the first time. */
@@ -65,14 +68,39 @@ export class TaskRepository implements TaskStore {
   }
 
   /**
-   * Clears published outboxes, one command per task; each only if the task is still at the
-   * version whose outbox was published (a later write carries its own outbox).
+   * Clears published outboxes, each only if the task is still at the version whose outbox was
+   * published (a later write carries its own outbox).
+   *
+   * Unfinished tasks: one command per task, one after another. Their writer may write them at any
+   * moment, so they are cleared one at a time under the partition's turn; and FerretDB v1 holds a
+   * PostgreSQL connection for every update of a bulkWrite until the whole command ends, plus one for
+   * the write, so a batch larger than its pool (seen after a broker outage) waits for itself forever.
+   *
+   * `ended`: the tasks are complete, failed or cancelled, which no writer changes again, so one
+   * `updateMany` per ENDED_CLEAR_BATCH tasks clears them (a single update statement: one read of
+   * the tasks flagged `has_outbox`, then the writes), instead of one round trip (a read and a
+   * write inside FerretDB) per task.
    */
-  async clearOutboxes(published: readonly { id: string; version: number }[]): Promise<void> {
+  async clearOutboxes(published: readonly { id: string; version: number }[], opts: { ended?: boolean } = {}): Promise<void> {
     if (published.length === 0) return;
-    // One command per task, one after another: FerretDB v1 holds a PostgreSQL connection for
-    // every update of a bulkWrite until the whole command ends, plus one for the write, so a
-    // batch larger than its pool (seen after a broker outage) waits for itself forever.
+    const cleared = { $set: { outbox: [], has_outbox: false } };
+    if (opts.ended && published.length > 1) {
+      for (let i = 0; i < published.length; i += ENDED_CLEAR_BATCH) {
+        const chunk = published.slice(i, i + ENDED_CLEAR_BATCH);
+        // has_outbox: the equality FerretDB v1 pushes down to its (indexed) table scan.
+        const res = await this.model.collection.updateMany(
+          { has_outbox: true, $or: chunk.map((p) => ({ _id: p.id, version: p.version })) } as never,
+          cleared,
+        );
+        // Fewer matched: a task written before the flag existed, or cleared already; each one by id then.
+        if (res.matchedCount < chunk.length) await this.clearEach(chunk);
+      }
+      return;
+    }
+    await this.clearEach(published);
+  }
+
+  private async clearEach(published: readonly { id: string; version: number }[]): Promise<void> {
     for (const p of published) {
       await this.model.collection.updateOne({ _id: p.id, version: p.version } as never, { $set: { outbox: [], has_outbox: false } });
     }

@@ -1,7 +1,7 @@
 import type { Envelope, TaskEvent } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
 import type { DeliveryConfig, EventKeyStore, EventStore, InsertOutcome, PendingStore } from './ports.js';
-import type { EventDoc, EventStatus, PendingDoc, Stored } from './stored-event.js';
+import { isUnstoredFirst, type EventDoc, type EventStatus, type PendingDoc, type Stored } from './stored-event.js';
 import { eventIdOf, toWebhook } from './webhook-event.js';
 
 /**
@@ -49,8 +49,9 @@ interface Prepared {
  *   the message was stored before, and the pending document just inserted is taken back;
  * - a webhook kind without an endpoint is stored in `events` as `no_endpoint` (and keyed);
  * - the other kinds are stored in `events` as `skipped` markers, so the next version of the
- *   task knows its predecessor has arrived.
- * Three inserts per batch, whatever its size. Throws if the database fails (the caller retries).
+ *   task knows its predecessor has arrived; except a task's first event, `created`
+ *   (isUnstoredFirst), which nothing waits for: it is only noted in this replica's memory.
+ * At most three inserts per batch, whatever its size. Throws if the database fails (the caller retries).
  * Returns the results and what the scheduler should take.
  */
 export async function recordTaskEvents(
@@ -67,7 +68,7 @@ export async function recordTaskEvents(
   });
   const prepared = all.filter((p, i) => firstIndex.get(p.eventId) === i);
   const pendingDocs = prepared.flatMap((p) => (p.pending ? [p.pending] : []));
-  const finalDocs = prepared.flatMap((p) => (p.final ? [p.final] : []));
+  const finalDocs = prepared.flatMap((p) => (p.final && !isUnstoredFirst(p.final) ? [p.final] : []));
   const [pendingOut, finalOut] = await Promise.all([deps.pending.insertMany(pendingDocs), deps.events.insertMany(finalDocs)]);
   const outcome = new Map<string, InsertOutcome>();
   pendingDocs.forEach((d, i) => outcome.set(d._id, settledOrThrow(pendingOut[i])));
@@ -86,6 +87,11 @@ export async function recordTaskEvents(
       if (outcome.get(p.eventId) === 'inserted' && !inserted) await deps.pending.removeOwn(p.eventId, p.pending.tag);
       if (inserted) stored.push({ kind: 'pending', doc: p.pending });
       resultOf.set(p.eventId, { eventId: p.eventId, inserted, status: 'pending' });
+    } else if (p.final && isUnstoredFirst(p.final)) {
+      // Nothing stored, so nothing tells a redelivery apart: noting it again in memory is harmless.
+      stored.push({ kind: 'final', doc: p.final });
+      resultOf.set(p.eventId, { eventId: p.eventId, inserted: true, status: 'skipped' });
+      continue;
     } else if (p.final) {
       if (inserted) stored.push({ kind: 'final', doc: p.final });
       resultOf.set(p.eventId, { eventId: p.eventId, inserted, status: p.final.status });

@@ -8,8 +8,9 @@ import type { Environment, TaskEventKind, WebhookEventName } from '@tes/contract
  * - delivered: an attempt got HTTP 200;
  * - undeliverable: every attempt of its schedule failed;
  * - no_endpoint: the account environment had no endpoint when the event arrived;
- * - skipped: a task event kind with no webhook (created, started, resumed, cancelled), kept
- *   only so the next version knows its predecessor arrived.
+ * - skipped: a task event kind with no webhook (started, resumed, cancelled), kept only so the
+ *   next version knows its predecessor arrived. A task's first event (`created`, see
+ *   isUnstoredFirst) is not kept at all: no later version waits for it.
  */
 export const EVENT_STATUSES = ['pending', 'delivered', 'undeliverable', 'no_endpoint', 'skipped'] as const;
 export type EventStatus = (typeof EVENT_STATUSES)[number];
@@ -97,6 +98,15 @@ export interface RetryUpdate {
 export type Stored =
   | { kind: 'pending'; doc: PendingDoc }
   | { kind: 'final'; doc: Pick<EventDoc, 'account_id' | 'environment' | 'task_id' | 'version' | 'kind'> };
+
+/**
+ * A task's first event: the orchestrator announces every task `created` at version 1 before
+ * anything else (createTask), and that kind has no webhook. Nothing has to be delivered before
+ * version 2, so no marker of it is stored (one insert less per task) and no version waits for it.
+ */
+export function isUnstoredFirst(e: Pick<EventDoc, 'kind' | 'version'>): boolean {
+  return e.kind === 'created' && e.version === 1;
+}
 
 /** The task event kinds after which a task has no more events (spec: complete, failed, cancelled). */
 export function isLastOfTask(kind: TaskEventKind): boolean {

@@ -131,7 +131,7 @@ describe('task ordering by reading the database', () => {
   });
 
   it('gives a fresh event a moment for its predecessor to arrive, then lets it go', async () => {
-    const fresh = pending(2, { received_at: new Date(NOW - 1800) });
+    const fresh = pending(3, { received_at: new Date(NOW - 1800) });
     const { ordering: o, reads } = ordering();
     expect(await o.placeAll([fresh], NOW)).toEqual([{ kind: 'wait', until: NOW + 200 }]);
     expect(reads).toEqual({ ofTask: 1, hasVersion: 1, taskDocs: 0 });
@@ -139,13 +139,20 @@ describe('task ordering by reading the database', () => {
   });
 
   it('lets a fresh event go when its predecessor is stored, or was seen pending', async () => {
-    const fresh = pending(2, { received_at: new Date(NOW) });
-    expect(await ordering({ stored: [1] }).ordering.placeAll([fresh], NOW)).toEqual([{ kind: 'head' }]);
+    const fresh = pending(3, { received_at: new Date(NOW) });
+    expect(await ordering({ stored: [2] }).ordering.placeAll([fresh], NOW)).toEqual([{ kind: 'head' }]);
     const seen = ordering();
-    seen.ordering.arrive({ kind: 'pending', doc: pending(1, { task_id: 'task_1' }) });
-    seen.ordering.handOver(pending(1));
+    seen.ordering.arrive({ kind: 'pending', doc: pending(2, { task_id: 'task_1' }) });
+    seen.ordering.handOver(pending(2));
     expect(await seen.ordering.placeAll([fresh], NOW)).toEqual([{ kind: 'head' }]);
     expect(seen.reads.hasVersion).toBe(0);
+  });
+
+  it('does not wait for version 1 (the unstored created event): a fresh version 2 goes at once, without a read of events', async () => {
+    const fresh = pending(2, { received_at: new Date(NOW) });
+    const { ordering: o, reads } = ordering({ stored: [] });
+    expect(await o.placeAll([fresh], NOW)).toEqual([{ kind: 'head' }]);
+    expect(reads.hasVersion).toBe(0);
   });
 
   it('does not wait for the predecessor of a retry', async () => {

@@ -161,7 +161,8 @@ export class TaskOrdering {
         return { kind: 'wait', until: Math.max(soon, next) };
       }
     }
-    if (e.version > 1 && e.attempts_made === 0 && now - e.received_at.getTime() < this.options.orderGapWaitMs) {
+    // Version 1 is the unstored `created` (isUnstoredFirst): version 2 has nothing to wait for.
+    if (e.version > 2 && e.attempts_made === 0 && now - e.received_at.getTime() < this.options.orderGapWaitMs) {
       // Its predecessor may still be on its way (competing consumers): give it a moment.
       if (!this.arrived.get(e.task_id)?.has(e.version - 1) && !(await this.deps.events.hasVersion(e, e.version - 1))) {
         return { kind: 'wait', until: Math.min(soon, e.received_at.getTime() + this.options.orderGapWaitMs) };
