@@ -42,6 +42,14 @@ describe('safety: a plan only does what was asked', () => {
     });
   });
 
+  it('reads unquoted labels after "label it" ("… and label it bug and priority-high")', () => {
+    expect(
+      steps('Open a GitHub issue in acme-labs/billing-service titled "Wrong currency for CHF" and label it bug and priority-high.').map(
+        (s) => s.input['labels'],
+      ),
+    ).toContainEqual(['bug', 'priority-high']);
+  });
+
   it('plans a draft as a draft, and nothing that sends, when the prompt says not to send', () => {
     const prompt = "Draft an email to team@acme.com with subject 'Q2 offsite' saying 'Agenda to follow', don't send it yet";
     expect(steps(prompt)).toEqual([

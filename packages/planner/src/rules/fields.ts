@@ -117,7 +117,7 @@ function labels(s: Slots): string[] | undefined {
   const withLabel = /\bwith\s+(?:the\s+|a\s+)?(?!(?:the|a|an)\b)([\p{L}\p{N}_-]+)\s+(?:label|tag)\b/iu.exec(s.clause.raw);
   if (withLabel?.[1]) return [withLabel[1]];
   const bare =
-    /\b(?:labels?|labell?ed|tag(?:ged)?|(?:mark|label|tag)\s+(?:it|them|#?\S+)\s+as|as)\s+(?:a\s+|an\s+)?([\p{L}\p{N}_-]+(?:\s*(?:,|and)\s*[\p{L}\p{N}_-]+)*)/iu.exec(
+    /\b(?:labels?|labell?ed|tag(?:ged)?|(?:mark|label|tag)\s+(?:it|them|#?\S+)\s+as|as)\s+(?:(?:it|them)\s+(?:with\s+)?)?(?:a\s+|an\s+)?([\p{L}\p{N}_-]+(?:\s*(?:,|and)\s*[\p{L}\p{N}_-]+)*)/iu.exec(
       s.clause.raw.replace(/⟨\d+⟩/g, ' '),
     );
   if (!bare?.[1]) return undefined;
