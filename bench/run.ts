@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { QUEUES, PARTITIONS, newId } from '@tes/contracts';
+import { QUEUES, DEFAULT_PARTITIONS, newId } from '@tes/contracts';
 import { createLogger } from '@tes/logger';
 import { Broker } from '@tes/messaging';
 import { AMQP_URL, MONGO_URL, admin, removeStack, startStack, type Stack } from '@tes/testing';
@@ -48,7 +48,7 @@ const log = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
 
 async function queueBacklog(broker: Broker): Promise<number> {
   const names: string[] = [QUEUES.executorSteps.name, QUEUES.dispatcherTaskEvents.name];
-  for (let p = 0; p < PARTITIONS; p++) names.push(QUEUES.orchestratorPartition(p).name, QUEUES.gatewayTaskEvents(p).name);
+  for (let p = 0; p < DEFAULT_PARTITIONS; p++) names.push(QUEUES.orchestratorPartition(p).name, QUEUES.gatewayTaskEvents(p).name);
   let total = 0;
   for (const n of names) total += await broker.queueDepth(n).catch(() => 0);
   return total;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import { PARTITIONS, QUEUES, type StepResult } from '@tes/contracts';
+import { DEFAULT_PARTITIONS, QUEUES, type StepResult } from '@tes/contracts';
 import { createLogger } from '@tes/logger';
 import { Broker } from '@tes/messaging';
 import { AMQP_URL, startStack, waitFor, type Stack } from '@tes/testing';
@@ -156,7 +156,7 @@ describe('crash safety: kill -9 mid-workflow', () => {
     await thief.connect();
     const swallowed: StepResult[] = [];
     try {
-      for (let p = 0; p < PARTITIONS; p++) {
+      for (let p = 0; p < DEFAULT_PARTITIONS; p++) {
         await thief.consume({ ...QUEUES.orchestratorPartition(p), singleActiveConsumer: true }, async (d) => {
           if (d.type === 'step.result') swallowed.push(d.data);
         });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { PARTITIONS, QUEUES, type ConnectionChanged, type CredentialGet } from '@tes/contracts';
+import { DEFAULT_PARTITIONS, QUEUES, type ConnectionChanged, type CredentialGet } from '@tes/contracts';
 import { Broker } from '@tes/messaging';
 import { connectMongo } from '@tes/store';
 import {
@@ -58,7 +58,7 @@ describe('oauth-vault service (real processes)', () => {
     });
     client = new Broker({ url: AMQP_URL, source: 'e2e', logger: memoryLogger().logger, namespace: stack.namespace });
     await client.connect();
-    for (let p = 0; p < PARTITIONS; p++) {
+    for (let p = 0; p < DEFAULT_PARTITIONS; p++) {
       await client.consume({ ...QUEUES.orchestratorPartition(p), singleActiveConsumer: true }, async (d) => {
         if (d.type === 'connection.changed') changes.push(d.data);
       });

@@ -75,6 +75,12 @@ export const commonEnv = {
   AMQP_HEARTBEAT_S: { type: 'integer', minimum: 1, maximum: 600, default: 15 },
   /** The type of the durable queues: `quorum` (replicated) in production, fixed when a deployment starts (docs/operations.md). */
   AMQP_QUEUE_TYPE: { type: 'string', enum: ['classic', 'quorum'], default: 'classic' },
+  /**
+   * Partitions of the per-account single-writer queues (the orchestrator's, the gateway's read
+   * model): the most replicas that write at once. Every service of a deployment must use the same
+   * value; to change it on a running system follow docs/operations.md "Changing the partition count".
+   */
+  PARTITIONS: { type: 'integer', minimum: 1, maximum: 1024, default: 8 },
   /** Benchmarks only: a directory where the database commands sent are counted (connectMongo's commandStatsDir). */
   TES_DB_COMMAND_STATS: { type: 'string' },
 } as const;

@@ -8,6 +8,7 @@ export * from './messages/executor.js';
 export * from './messages/vault.js';
 export * from './messages/dispatcher.js';
 export * from './messages/events.js';
+export * from './messages/partitions.js';
 export * from './messages/catalog.js';
 export * from './api/connection.schema.js';
 export * from './api/tool.schema.js';

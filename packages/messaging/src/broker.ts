@@ -9,6 +9,7 @@ import {
 } from 'amqplib';
 import {
   CATALOG,
+  DEFAULT_PARTITIONS,
   ENVELOPE_VERSION,
   EXCHANGES,
   newMessageId,
@@ -21,6 +22,7 @@ import {
   type MessageDefinition,
   type MessagesRoutedTo,
   type MessageType,
+  type PartitionProbe,
   type ReadMessage,
   type ReplyOf,
   type RequestType,
@@ -98,6 +100,19 @@ export type Handler<T extends MessageType = MessageType> = (delivery: AnyDeliver
 /** What `consume` returns: the consumer's current attachment, undefined while it has none (broker unreachable). */
 export interface ConsumerHandle {
   attachment(): ConsumerAttachment | undefined;
+  /**
+   * True once a message (a probe included) has arrived on the current attachment: on a
+   * single-active-consumer queue, this process is then the queue's active consumer, and stays so
+   * until the attachment closes (RabbitMQ moves a queue's active consumer only when it goes).
+   */
+  active(): boolean;
+  /**
+   * Hands a single-active-consumer queue on to the next consumer in line: starts no new message,
+   * waits for the ones being handled, runs `beforeClose` (still the active consumer: last
+   * bookkeeping), then closes the channel. The broker puts the messages this one held back in
+   * their places and activates the next consumer; this one attaches again, at the back of the line.
+   */
+  release(beforeClose?: () => Promise<void>): Promise<void>;
 }
 
 export interface ConsumeOptions {
@@ -130,13 +145,22 @@ export class RequestTimeoutError extends Error {
   }
 }
 
+/** An attachment as the broker keeps it: whether a message came on it, whether it is being released. */
+interface LiveAttachment extends ConsumerAttachment {
+  open: boolean;
+  delivered: boolean;
+  releasing: boolean;
+}
+
 interface Registration {
   queue: QueueSpec;
   handler: Handler;
   options: Required<ConsumeOptions>;
   channel?: Channel | undefined;
   consumerTag?: string | undefined;
-  attachment?: ConsumerAttachment | undefined;
+  attachment?: LiveAttachment | undefined;
+  /** Its messages being handled (or queued behind one another, for a serial consumer). */
+  handling: Set<Promise<void>>;
 }
 
 interface PendingRequest {
@@ -183,6 +207,11 @@ export interface BrokerOptions {
   hold?: HoldOptions;
   /** The messages this version reads (default: CATALOG). A test stands in an older release's to run two versions side by side. */
   catalog?: Readonly<Record<string, MessageDefinition>>;
+  /**
+   * The deployment's partition count (PARTITIONS; default DEFAULT_PARTITIONS): the routing keys of
+   * partitioned messages. Every service of a deployment must use the same.
+   */
+  partitions?: number;
 }
 
 export type DeadLetterReason = 'malformed' | 'permanent' | 'attempts' | 'unsupported';
@@ -217,12 +246,15 @@ export class Broker {
   private attachments = 0;
 
   private readonly ns: string;
+  /** The deployment's partition count: where partitioned messages are routed, how many partition queues a group consumes. */
+  readonly partitions: number;
   private readonly catalog: Readonly<Record<string, MessageDefinition>>;
   private readonly holding: Required<HoldOptions>;
 
   constructor(private readonly options: BrokerOptions) {
     this.ns = options.namespace ? `${options.namespace}.` : '';
     this.catalog = options.catalog ?? CATALOG;
+    this.partitions = options.partitions ?? DEFAULT_PARTITIONS;
     this.holding = resolveHoldOptions(options.hold);
   }
 
@@ -315,15 +347,42 @@ export class Broker {
       // Sound: handle() hands this queue's handler only the message types of its routing key.
       handler: handler as unknown as Handler,
       options: { prefetch: options.prefetch ?? 16, serial: options.serial ?? false, maxAttempts: options.maxAttempts ?? 10 },
+      handling: new Set(),
     };
     this.registrations.push(reg);
     if (this.model) await this.attach(reg, this.model);
-    return { attachment: () => (reg.attachment?.open ? reg.attachment : undefined) };
+    return {
+      attachment: () => (reg.attachment?.open ? reg.attachment : undefined),
+      active: () => reg.attachment?.open === true && reg.attachment.delivered && !reg.attachment.releasing,
+      release: (beforeClose) => this.release(reg, beforeClose),
+    };
+  }
+
+  private async release(reg: Registration, beforeClose?: () => Promise<void>): Promise<void> {
+    const { attachment, channel } = reg;
+    if (!attachment?.open || attachment.releasing || !channel) return;
+    attachment.releasing = true;
+    await Promise.allSettled([...reg.handling]);
+    if (beforeClose) await beforeClose().catch((err: unknown) => this.options.logger.warn('release hook failed', { error: String(err) }));
+    // The close event attaches the consumer again (a new channel: the back of the line).
+    await channel.close().catch(() => undefined);
+  }
+
+  /**
+   * Sends a probe straight to one queue (default exchange): its active consumer learns it is
+   * (ConsumerHandle.active) and acknowledges it; no handler sees it.
+   */
+  async probe(queue: QueueSpec, data: PartitionProbe): Promise<void> {
+    if (!this.confirmChannel || this.stopping) throw new BrokerUnavailableError();
+    const env = this.envelope('partition.probe', data, {});
+    validateMessage(env);
+    // Not persistent: a probe lost with a broker restart is sent again by the next tick.
+    await this.confirmed('', this.name(queue.name), Buffer.from(JSON.stringify(env)), { ...persistent(env), persistent: false });
   }
 
   private async attach(reg: Registration, model: ChannelModel): Promise<void> {
     const ch = await model.createChannel();
-    const attachment = { id: ++this.attachments, open: true };
+    const attachment: LiveAttachment = { id: ++this.attachments, open: true, delivered: false, releasing: false };
     ch.on('error', (err: Error) => this.options.logger.warn('consumer channel error', { queue: reg.queue.name, error: err.message }));
     ch.on('close', () => {
       attachment.open = false;
@@ -340,10 +399,13 @@ export class Broker {
     let chain: Promise<void> = Promise.resolve();
     const { consumerTag } = await ch.consume(this.name(reg.queue.name), (msg) => {
       if (!msg) return;
+      // On a single-active-consumer queue only the active consumer is sent anything.
+      attachment.delivered = true;
       if (reg.options.serial) {
-        chain = chain.then(() => this.track(this.handle(reg, ch, msg, attachment)));
+        chain = chain.then(() => this.track(reg, this.handle(reg, ch, msg, attachment)));
+        this.countHandling(reg, chain);
       } else {
-        void this.track(this.handle(reg, ch, msg, attachment));
+        void this.track(reg, this.handle(reg, ch, msg, attachment));
       }
     });
     reg.channel = ch;
@@ -351,21 +413,34 @@ export class Broker {
     reg.attachment = attachment;
   }
 
-  private track(p: Promise<void>): Promise<void> {
+  private track(reg: Registration, p: Promise<void>): Promise<void> {
     this.inFlight.add(p);
+    this.countHandling(reg, p);
     return p.finally(() => this.inFlight.delete(p));
   }
 
-  private async handle(reg: Registration, ch: Channel, msg: ConsumeMessage, attachment: ConsumerAttachment): Promise<void> {
+  /** Counts `p` among the registration's messages being handled until it settles (release waits for them). */
+  private countHandling(reg: Registration, p: Promise<void>): void {
+    reg.handling.add(p);
+    void p.finally(() => reg.handling.delete(p)).catch(() => undefined);
+  }
+
+  private async handle(reg: Registration, ch: Channel, msg: ConsumeMessage, attachment: LiveAttachment): Promise<void> {
     // Stopping: start no new work (a serial consumer still holds prefetched messages). Left
     // unacknowledged, the message returns to its queue, in order, when the channel closes.
     // Channel closed: the message is back in its queue already (and, on a single-active-consumer
     // queue, another replica may be its consumer now): handling it here would act twice.
-    if (this.stopping || !attachment.open) return;
+    // Releasing: the same, the message goes back to its queue for the next consumer.
+    if (this.stopping || !attachment.open || attachment.releasing) return;
     const log = this.options.logger;
     let read: ReadMessage;
     try {
       read = readMessage(JSON.parse(msg.content.toString('utf8')), this.catalog);
+      if (read.known && read.type === 'partition.probe') {
+        // Its arrival has told this consumer it is active: nothing for the handler.
+        safe(() => ch.ack(msg));
+        return;
+      }
       if (read.known) checkRoute(reg.queue, read.type, this.catalog);
     } catch (err) {
       log.error('malformed message dead-lettered', { queue: reg.queue.name, error: (err as Error).message });
@@ -555,7 +630,7 @@ export class Broker {
     const env = this.envelope(type, data, opts);
     validateMessage(env);
     const { exchange } = CATALOG[type];
-    const key = routingKeyFor(type, opts.partitionKey);
+    const key = routingKeyFor(type, opts.partitionKey, this.partitions);
     await this.confirmed(this.name(exchange), key, Buffer.from(JSON.stringify(env)), { ...persistent(env), ...props });
     return env.id;
   }
@@ -575,7 +650,7 @@ export class Broker {
     validateMessage(env);
     const correlationId = env.id;
     const { exchange } = CATALOG[type];
-    const key = routingKeyFor(type, opts.partitionKey);
+    const key = routingKeyFor(type, opts.partitionKey, this.partitions);
     const body = await new Promise<unknown>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(correlationId);

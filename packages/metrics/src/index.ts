@@ -1,2 +1,9 @@
-export { createMetrics, observeCreateBacklog, secondsSince, type Metrics } from './metrics.js';
+export {
+  createMetrics,
+  observeCreateBacklog,
+  observePartitionGroup,
+  secondsSince,
+  type Metrics,
+  type PartitionGroupReading,
+} from './metrics.js';
 export { httpMetrics, mountMetrics } from './express.js';

@@ -142,3 +142,36 @@ export function secondsSince(occurredAt: string, now: number = Date.now()): numb
   const t = Date.parse(occurredAt);
   return Number.isFinite(t) ? Math.max(0, (now - t) / 1000) : 0;
 }
+
+/** What a replica of a partition group knows at a scrape (@tes/messaging's PartitionGroup). */
+export interface PartitionGroupReading {
+  owned: readonly number[];
+  members: number;
+}
+
+/**
+ * Two gauges of a partition group, read at each scrape: `partitions_owned` (the partitions this
+ * replica is the active consumer of) and `partition_group_members` (the replicas it hears). Summed
+ * over replicas, `partitions_owned` is the partition count once every partition has been claimed.
+ */
+export function observePartitionGroup(metrics: Metrics, group: string, read: () => PartitionGroupReading): void {
+  const registers = [metrics.registry];
+  new Gauge({
+    name: 'partitions_owned',
+    help: 'Partitions of the group this replica is the single active consumer (writer) of',
+    labelNames: ['group'] as const,
+    registers,
+    collect() {
+      this.set({ group }, read().owned.length);
+    },
+  });
+  new Gauge({
+    name: 'partition_group_members',
+    help: 'Replicas of the partition group this replica has heard from within the member timeout, itself included',
+    labelNames: ['group'] as const,
+    registers,
+    collect() {
+      this.set({ group }, read().members);
+    },
+  });
+}

@@ -12,6 +12,7 @@ interface ConnectionSettings {
   AMQP_NAMESPACE: string;
   AMQP_HEARTBEAT_S: number;
   AMQP_QUEUE_TYPE: 'classic' | 'quorum';
+  PARTITIONS?: number | undefined;
   TES_DB_COMMAND_STATS?: string | undefined;
 }
 
@@ -35,6 +36,7 @@ export function createBroker({ config, logger, metrics }: Context, source: strin
     namespace: config.AMQP_NAMESPACE,
     heartbeatSeconds: config.AMQP_HEARTBEAT_S,
     queueType: config.AMQP_QUEUE_TYPE,
+    ...(config.PARTITIONS !== undefined ? { partitions: config.PARTITIONS } : {}),
     ...(metrics ? { onConsume: (queue: string, lag: number) => metrics.queueConsumeLag.observe({ queue }, lag) } : {}),
   });
 }

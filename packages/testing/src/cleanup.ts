@@ -8,15 +8,21 @@
 import { existsSync, readFileSync } from 'node:fs';
 import amqp from 'amqplib';
 import { MongoClient } from 'mongodb';
-import { EXCHANGES, PARTITIONS, QUEUES } from '@tes/contracts';
+import { EXCHANGES, QUEUES } from '@tes/contracts';
 import { AMQP_URL, MONGO_URL } from './index.js';
 import { SERVICES, stackDatabase, type Stack } from './stack.js';
+
+/** The most partitions a test stack is started with (PARTITIONS): the clean-up removes the queues of up to this many. */
+const MOST_TEST_PARTITIONS = 16;
 
 /** The durable queue names every stack declares (the exclusive per-replica queues go with their connection). */
 export function durableQueueNames(): string[] {
   const partitioned = [QUEUES.orchestratorPartition, QUEUES.gatewayTaskEvents];
   const single = [QUEUES.executorSteps, QUEUES.executorQueries, QUEUES.vaultRequests, QUEUES.dispatcherTaskEvents, QUEUES.dispatcherAdmin];
-  const names = [...single.map((q) => q.name), ...partitioned.flatMap((q) => Array.from({ length: PARTITIONS }, (_, p) => q(p).name))];
+  const names = [
+    ...single.map((q) => q.name),
+    ...partitioned.flatMap((q) => Array.from({ length: MOST_TEST_PARTITIONS }, (_, p) => q(p).name)),
+  ];
   return names.flatMap((n) => [n, `${n}.dead`, `${n}.hold`]);
 }
 

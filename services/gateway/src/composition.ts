@@ -1,12 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { hostname } from 'node:os';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { closeServer, listen } from '@tes/http';
-import { httpMetrics, observeCreateBacklog } from '@tes/metrics';
+import { httpMetrics, observeCreateBacklog, observePartitionGroup } from '@tes/metrics';
 import { changeAnnouncer } from '@tes/messaging';
-import { connectDatabase, createBroker, type ServiceContext, type StartedService } from '@tes/service';
+import { connectDatabase, createBroker, replicaName, type ServiceContext, type StartedService } from '@tes/service';
 import { ensureIndexes, isConnected } from '@tes/store';
 import type { Config } from './config.js';
 import { createApp } from './http/app.js';
@@ -46,7 +44,8 @@ export async function startGateway({ config, logger, metrics }: ServiceContext<C
   await ensureIndexes(mongo);
   const broker = createBroker({ config, logger, metrics }, SERVICE);
   await broker.connect();
-  await consumeTaskEvents(broker, views);
+  const readModel = await consumeTaskEvents(broker, views, { replica: replicaName(), logger });
+  observePartitionGroup(metrics, 'gateway.task-events', () => ({ owned: readModel.owned(), members: readModel.liveMembers() }));
   // Keys and accounts are cached while this replica hears of every change to them (its own
   // queue). A change made here (the dashboard) is dropped locally at once, and answered once the
   // broker has confirmed its announcement to the other replicas (or after ANNOUNCE_WAIT_MS, while
@@ -57,7 +56,7 @@ export async function startGateway({ config, logger, metrics }: ServiceContext<C
     credentials.invalidate(accountId);
     await Promise.race([announcer.announce({ account_id: accountId }), new Promise((r) => setTimeout(r, ANNOUNCE_WAIT_MS).unref())]);
   });
-  await followCredentialChanges(broker, credentials, `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`);
+  await followCredentialChanges(broker, credentials, replicaName());
 
   // When each key was last used: one conditional write per key per minute per replica, off the request path.
   const lastUsed = new LastUsedThrottle(
@@ -110,6 +109,7 @@ export async function startGateway({ config, logger, metrics }: ServiceContext<C
     async stop(timeoutMs) {
       // Stop taking requests, let in-flight ones finish, then stop consuming.
       stopSweeper();
+      readModel.stop();
       await Promise.all([closeServer(secure as unknown as http.Server), closeServer(plain)]);
       await broker.close(timeoutMs);
     },

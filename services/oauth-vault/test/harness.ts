@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { Connection } from 'mongoose';
-import { PARTITIONS, QUEUES, type ConnectionChanged, type CredentialGet, type CredentialReply, type Environment } from '@tes/contracts';
+import { DEFAULT_PARTITIONS, QUEUES, type ConnectionChanged, type CredentialGet, type CredentialReply, type Environment } from '@tes/contracts';
 import { Broker } from '@tes/messaging';
 import { connectMongo, ensureIndexes } from '@tes/store';
 import { AMQP_URL, freePort, memoryLogger, MONGO_URL, uniqueName } from '@tes/testing';
@@ -123,7 +123,7 @@ export async function startHarness(
   const client = new Broker({ url: AMQP_URL, source: 'test-client', logger, namespace });
   await client.connect();
   const changes: ConnectionChanged[] = [];
-  for (let p = 0; p < PARTITIONS; p++) {
+  for (let p = 0; p < DEFAULT_PARTITIONS; p++) {
     await client.consume({ ...QUEUES.orchestratorPartition(p), singleActiveConsumer: true }, async (d) => {
       if (d.type === 'connection.changed') changes.push(d.data);
     });

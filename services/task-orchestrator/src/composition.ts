@@ -1,5 +1,6 @@
 import { llmOptionsFromEnv } from '@tes/planner';
-import { connectDatabase, createBroker, type ServiceContext, type StartedService } from '@tes/service';
+import { observePartitionGroup } from '@tes/metrics';
+import { connectDatabase, createBroker, replicaName, type ServiceContext, type StartedService } from '@tes/service';
 import { ensureIndexes, isConnected } from '@tes/store';
 import type { Config } from './config.js';
 import { TaskWriter } from './domain/task-writer.js';
@@ -33,13 +34,19 @@ export async function startOrchestrator({ config, logger, metrics }: ServiceCont
   });
   // The planner queue first: a partition may hand a create to it as soon as it consumes.
   if (llm) await consumePlanner({ broker, tools, llm, logger, concurrency: config.PLANNER_CONCURRENCY });
-  await consumePartitions(broker, writer, new ToolAdmin(tools, logger), config.PREFETCH, { planWithModel: llm !== undefined });
+  const partitions = await consumePartitions(broker, writer, new ToolAdmin(tools, logger), config.PREFETCH, {
+    replica: replicaName(),
+    logger,
+    planWithModel: llm !== undefined,
+  });
+  observePartitionGroup(metrics, 'orchestrator', () => ({ owned: partitions.owned(), members: partitions.liveMembers() }));
   const stopReaper = startReaper({ broker, tasks, logger, stallAfterMs: config.STALL_AFTER_MS, intervalMs: config.REAPER_INTERVAL_MS });
 
   return {
     ready: () => broker.isConnected && isConnected(mongo),
     async stop(timeoutMs) {
       stopReaper();
+      partitions.stop();
       // Still attached after the drain: clear the outboxes published since the last batch.
       await broker.close(timeoutMs, () => writer.clearAllPublished());
     },

@@ -54,7 +54,11 @@ async function startOrchestrator(
     ...(opts.outboxClearDelayMs !== undefined ? { outboxClearDelayMs: opts.outboxClearDelayMs } : {}),
   });
   if (opts.llm) await consumePlanner({ broker, tools, llm: opts.llm, logger, concurrency: 4 });
-  await consumePartitions(broker, writer, new ToolAdmin(tools, logger), 16, { planWithModel: opts.llm !== undefined });
+  const group = await consumePartitions(broker, writer, new ToolAdmin(tools, logger), 16, {
+    replica: 'writer-test',
+    logger,
+    planWithModel: opts.llm !== undefined,
+  });
   const stopReaper = opts.reaper ? startReaper({ broker, tasks, logger, ...opts.reaper }) : () => undefined;
 
   const client = new Broker({ url: AMQP_URL, source: 'test', logger, namespace });
@@ -74,6 +78,7 @@ async function startOrchestrator(
     events,
     async stop() {
       stopReaper();
+      group.stop();
       await client.close();
       await broker.close();
       await mongo.dropDatabase();

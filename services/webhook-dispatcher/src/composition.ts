@@ -1,10 +1,8 @@
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import type { Logger } from '@tes/logger';
 import type { Metrics } from '@tes/metrics';
 import type { Broker } from '@tes/messaging';
-import { connectDatabase, createBroker } from '@tes/service';
+import { connectDatabase, createBroker, replicaName } from '@tes/service';
 import { ensureIndexes, isConnected } from '@tes/store';
 import { parseHostList, type Config } from './config.js';
 import { HttpSender } from './delivery/http-sender.js';
@@ -46,7 +44,7 @@ export async function startDispatcher(config: Config, logger: Logger, metrics?: 
   const http = new HttpSender(guard, config.DELIVERY_CONCURRENCY);
   const configCache = new ConfigCache(repos, config.WEBHOOK_CONFIG_CACHE_MS);
   const checkpoint = crashHook(config.DISPATCHER_CRASH_POINT);
-  const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const holder = replicaName();
   const leaseMs = config.WEBHOOK_TIMEOUT_MS + config.CLAIM_MARGIN_MS;
   // The first beat is written before this process claims or stores anything.
   const liveness = new HolderLiveness({ beats: repos.beats, holder, logger }, config.HEARTBEAT_INTERVAL_MS);

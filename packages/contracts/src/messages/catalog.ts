@@ -3,6 +3,7 @@ import { DISPATCHER_MESSAGES } from './dispatcher.js';
 import { EVENT_MESSAGES } from './events.js';
 import { EXECUTOR_MESSAGES } from './executor.js';
 import { ORCHESTRATOR_MESSAGES } from './orchestrator.js';
+import { PARTITION_MESSAGES } from './partitions.js';
 import { routeKey, type MessageDefinition } from './topology.js';
 import { VAULT_MESSAGES } from './vault.js';
 
@@ -16,6 +17,7 @@ export const CATALOG = {
   ...VAULT_MESSAGES,
   ...DISPATCHER_MESSAGES,
   ...EVENT_MESSAGES,
+  ...PARTITION_MESSAGES,
 } as const satisfies Record<string, MessageDefinition>;
 
 type Catalog = typeof CATALOG;
@@ -51,7 +53,10 @@ export type MessagesRoutedTo<E extends string, K extends string> = {
   [T in MessageType]: Catalog[T]['exchange'] extends E ? (Catalog[T]['routingKey'] extends K ? T : never) : never;
 }[MessageType];
 
-/** Routing key of one message; partitioned routes need the partition key (the account id). */
-export function routingKeyFor(type: MessageType, partitionKey?: string): string {
-  return routeKey(CATALOG[type], partitionKey);
+/**
+ * Routing key of one message; partitioned routes need the partition key (the account id) and the
+ * deployment's partition count (PARTITIONS, DEFAULT_PARTITIONS when not given).
+ */
+export function routingKeyFor(type: MessageType, partitionKey?: string, partitions?: number): string {
+  return routeKey(CATALOG[type], partitionKey, partitions);
 }

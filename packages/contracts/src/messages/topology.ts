@@ -10,13 +10,16 @@ export const EXCHANGES = {
 } as const;
 
 /**
- * Partitions of the per-account single-writer queues. Every publisher and consumer
- * must agree, so it is a constant: changing it is a migration.
+ * Partitions of the per-account single-writer queues when the deployment chooses none
+ * (PARTITIONS, @tes/config's commonEnv). Every publisher and consumer of a deployment must use
+ * the same count; changing it on a running system is the procedure of docs/operations.md.
  */
-export const PARTITIONS = 8;
+export const DEFAULT_PARTITIONS = 8;
+/** The largest partition count a deployment may choose. */
+export const MAX_PARTITIONS = 1024;
 
 /** FNV-1a: stable across processes and languages. */
-export function partitionOf(key: string, partitions = PARTITIONS): number {
+export function partitionOf(key: string, partitions = DEFAULT_PARTITIONS): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) {
     h ^= key.charCodeAt(i);
@@ -40,10 +43,10 @@ export interface MessageDefinition extends MessageRoute {
 }
 
 /** Routing key of a route; partitioned routes need the partition key (the account id). */
-export function routeKey(route: MessageRoute, partitionKey?: string): string {
+export function routeKey(route: MessageRoute, partitionKey?: string, partitions = DEFAULT_PARTITIONS): string {
   if (!route.partitioned) return route.routingKey;
   if (partitionKey === undefined) throw new Error(`routing key ${route.routingKey} needs a partition key`);
-  return `${route.routingKey}.p${partitionOf(partitionKey)}`;
+  return `${route.routingKey}.p${partitionOf(partitionKey, partitions)}`;
 }
 
 /**
@@ -93,6 +96,15 @@ export const QUEUES = {
       exchange: EXCHANGES.events,
       routingKey: 'webhook.config_changed',
       bindings: ['webhook.config_changed'],
+      exclusive: true,
+    }) as const,
+  /** Each replica's own queue (exclusive: gone with its connection) of its partition group's beats (@tes/messaging PartitionGroup). */
+  partitionBeats: (replica: string) =>
+    ({
+      name: `partition-beats.${replica}`,
+      exchange: EXCHANGES.events,
+      routingKey: 'partition.beat',
+      bindings: ['partition.beat'],
       exclusive: true,
     }) as const,
   /** Each gateway replica's own queue (exclusive: gone with its connection) of gateway.credentials_changed. */

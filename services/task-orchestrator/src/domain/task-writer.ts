@@ -78,6 +78,11 @@ export class TaskWriter {
     return this.outboxes.remember(memory);
   }
 
+  /** Before one partition is handed on to another replica: clears the outboxes it published (see OutboxClearing). */
+  clearPublished(memory: PartitionMemory): Promise<void> {
+    return this.outboxes.clearPublished(memory);
+  }
+
   /** At shutdown, before the partitions are handed over: clears what this writer published (see OutboxClearing). */
   clearAllPublished(timeoutMs?: number): Promise<void> {
     return this.outboxes.clearAll(timeoutMs);

@@ -1,27 +1,36 @@
-import { PARTITIONS, QUEUES, type RefusalReply, type TaskReply } from '@tes/contracts';
-import { isPermanentFailure, type Broker, type DeliveryOn } from '@tes/messaging';
+import { QUEUES, type RefusalReply, type TaskReply } from '@tes/contracts';
+import type { Logger } from '@tes/logger';
+import { isPermanentFailure, PartitionGroup, type Broker, type DeliveryOn } from '@tes/messaging';
 import { PartitionMemory } from '../domain/partition-memory.js';
 import type { TaskWriter } from '../domain/task-writer.js';
 import type { ToolAdmin } from '../domain/tool-admin.js';
 
 /**
- * Every replica consumes every partition; single-active-consumer makes exactly one
- * of them the writer of each partition at a time, and `serial` keeps queue order.
- * Each partition has its PartitionMemory: entered with every message (a new consumer
- * attachment empties it), and forgotten whenever a message fails.
+ * Every replica consumes every partition; single-active-consumer makes exactly one of them the
+ * writer of each partition at a time, `serial` keeps queue order, and the partition group spreads
+ * the partitions over the live replicas (PartitionGroup). Each partition has its PartitionMemory:
+ * entered with every message (a new consumer attachment empties it), forgotten whenever a message
+ * fails, and its published outboxes cleared before the partition is handed on.
  */
 export async function consumePartitions(
   broker: Broker,
   writer: TaskWriter,
   tools: ToolAdmin,
   prefetch: number,
-  options: PartitionOptions = {},
-): Promise<void> {
-  for (let p = 0; p < PARTITIONS; p++) {
-    const mem = writer.remember(new PartitionMemory());
-    await broker.consume(
-      { ...QUEUES.orchestratorPartition(p), singleActiveConsumer: true },
-      (d) =>
+  options: PartitionOptions,
+): Promise<PartitionGroup> {
+  const memories = Array.from({ length: broker.partitions }, () => writer.remember(new PartitionMemory()));
+  const memory = (p: number) => memories[p] ?? writer.remember(new PartitionMemory());
+  return PartitionGroup.start({
+    broker,
+    group: 'orchestrator',
+    replica: options.replica,
+    logger: options.logger,
+    queue: QUEUES.orchestratorPartition,
+    consume: { prefetch, serial: true },
+    handler: (p) => {
+      const mem = memory(p);
+      return (d) =>
         mem.run(async () => {
           mem.enter(d.consumer);
           try {
@@ -32,10 +41,10 @@ export async function consumePartitions(
             if (isPermanentFailure(err)) await refuse(d).catch(() => undefined);
             throw err;
           }
-        }),
-      { prefetch, serial: true },
-    );
-  }
+        });
+    },
+    beforeRelease: (p) => writer.clearPublished(memory(p)),
+  });
 }
 
 /**
@@ -66,12 +75,15 @@ function refuse(d: PartitionDelivery): Promise<void> {
 }
 
 export interface PartitionOptions {
+  /** This process in the partition group (unique among the orchestrator's replicas). */
+  replica: string;
+  logger: Logger;
   /**
    * The LLM planner is configured: a create without a plan is handed to the planner queue (same
    * reply-to, correlation and deadline) instead of being planned here, so this partition's
    * other messages never wait for a model.
    */
-  planWithModel?: boolean;
+  planWithModel?: boolean | undefined;
 }
 
 async function handle(

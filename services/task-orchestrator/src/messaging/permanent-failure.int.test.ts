@@ -1,6 +1,6 @@
 import mongoose from 'mongoose';
 import { QUEUES, newId, partitionOf, type TaskCreate } from '@tes/contracts';
-import { Broker } from '@tes/messaging';
+import { Broker, type PartitionGroup } from '@tes/messaging';
 import { connectMongo, ensureIndexes } from '@tes/store';
 import { AMQP_URL, MONGO_URL, memoryLogger, uniqueName, waitFor } from '@tes/testing';
 import { TaskWriter } from '../domain/task-writer.js';
@@ -34,6 +34,7 @@ describe('orchestrator: a message that fails for a permanent reason', () => {
   let tasks: FlakyInserts;
   let broker: Broker;
   let client: Broker;
+  let group: PartitionGroup | undefined;
 
   beforeAll(async () => {
     conn = await connectMongo({ url: MONGO_URL, dbName: namespace, logger });
@@ -43,12 +44,13 @@ describe('orchestrator: a message that fails for a permanent reason', () => {
     broker = new Broker({ url: AMQP_URL, source: 'orchestrator', logger, namespace });
     await broker.connect();
     const writer = new TaskWriter({ tasks, tools, logger, stepTimeoutMs: 5000, stallGiveUpAfterMs: 600_000, relay: outboxRelay(broker) });
-    await consumePartitions(broker, writer, new ToolAdmin(tools, logger), 16);
+    group = await consumePartitions(broker, writer, new ToolAdmin(tools, logger), 16, { replica: 'permanent-failure-test', logger });
     client = new Broker({ url: AMQP_URL, source: 'test', logger, namespace });
     await client.connect();
   });
 
   afterAll(async () => {
+    group?.stop();
     await client?.close();
     await broker?.close();
     await conn?.dropDatabase();
