@@ -81,6 +81,11 @@ export const commonEnv = {
    * value; to change it on a running system follow docs/operations.md "Changing the partition count".
    */
   PARTITIONS: { type: 'integer', minimum: 1, maximum: 1024, default: 8 },
+  /**
+   * Only while PARTITIONS is being changed: the count before. The partition writers then listen for
+   * the other replicas before consuming, and drain the queues past a smaller new count.
+   */
+  PARTITIONS_PREVIOUS: { type: 'integer', minimum: 1, maximum: 1024 },
   /** Benchmarks only: a directory where the database commands sent are counted (connectMongo's commandStatsDir). */
   TES_DB_COMMAND_STATS: { type: 'string' },
 } as const;

@@ -113,6 +113,10 @@ export interface ConsumerHandle {
    * their places and activates the next consumer; this one attaches again, at the back of the line.
    */
   release(beforeClose?: () => Promise<void>): Promise<void>;
+  /** As `release`, but attaches again only on `resume`: meanwhile this process is no consumer of the queue at all. */
+  suspend(beforeClose?: () => Promise<void>): Promise<void>;
+  /** Attaches a suspended consumer again (at the back of the line). */
+  resume(): Promise<void>;
 }
 
 export interface ConsumeOptions {
@@ -121,6 +125,8 @@ export interface ConsumeOptions {
   serial?: boolean;
   /** Attempts of a failing handler before the message is dead-lettered. */
   maxAttempts?: number;
+  /** Registered but not attached until ConsumerHandle.resume (the consumer waits to learn something first). */
+  suspended?: boolean;
 }
 
 export interface PublishOptions {
@@ -161,6 +167,8 @@ interface Registration {
   attachment?: LiveAttachment | undefined;
   /** Its messages being handled (or queued behind one another, for a serial consumer). */
   handling: Set<Promise<void>>;
+  /** Not to be attached (ConsumerHandle.suspend) until resumed. */
+  suspended: boolean;
 }
 
 interface PendingRequest {
@@ -238,6 +246,8 @@ export class Broker {
   private confirmChannel: ConfirmChannel | undefined;
   private replyChannel: Channel | undefined;
   private readonly registrations: Registration[] = [];
+  /** Partition queue families this process publishes to, declared at every (re)connect. */
+  private readonly families: ((p: number) => QueueSpec)[] = [];
   private readonly pending = new Map<string, PendingRequest>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly attempts = new Map<string, number>();
@@ -302,13 +312,14 @@ export class Broker {
     await ch.assertExchange(this.name(EXCHANGES.dead), 'direct', { durable: true });
     ch.on('error', (err: Error) => this.options.logger.warn('publish channel error', { error: err.message }));
     this.confirmChannel = ch;
+    for (const family of this.families) await this.declareFamily(family);
 
     const reply = await model.createChannel();
     reply.on('error', (err: Error) => this.options.logger.warn('reply channel error', { error: err.message }));
     await reply.consume(REPLY_TO, (msg) => this.onReply(msg), { noAck: true });
     this.replyChannel = reply;
 
-    for (const reg of this.registrations) await this.attach(reg, model);
+    for (const reg of this.registrations) if (!reg.suspended) await this.attach(reg, model);
     this.connected = true;
   }
 
@@ -346,16 +357,45 @@ export class Broker {
       queue,
       // Sound: handle() hands this queue's handler only the message types of its routing key.
       handler: handler as unknown as Handler,
-      options: { prefetch: options.prefetch ?? 16, serial: options.serial ?? false, maxAttempts: options.maxAttempts ?? 10 },
+      options: {
+        prefetch: options.prefetch ?? 16,
+        serial: options.serial ?? false,
+        maxAttempts: options.maxAttempts ?? 10,
+        suspended: options.suspended ?? false,
+      },
       handling: new Set(),
+      suspended: options.suspended ?? false,
     };
     this.registrations.push(reg);
-    if (this.model) await this.attach(reg, this.model);
+    if (this.model && !reg.suspended) await this.attach(reg, this.model);
     return {
       attachment: () => (reg.attachment?.open ? reg.attachment : undefined),
       active: () => reg.attachment?.open === true && reg.attachment.delivered && !reg.attachment.releasing,
       release: (beforeClose) => this.release(reg, beforeClose),
+      suspend: async (beforeClose) => {
+        reg.suspended = true;
+        await this.release(reg, beforeClose);
+      },
+      resume: async () => {
+        if (!reg.suspended) return;
+        reg.suspended = false;
+        if (this.model && !reg.channel) await this.attach(reg, this.model);
+      },
     };
+  }
+
+  /**
+   * Declares, now and at every reconnect, the partition queues of `family` for this deployment's
+   * partition count: what this process publishes then always has its queue, whichever of its
+   * consumers and publishers a partition count change reaches first (docs/operations.md).
+   */
+  async declarePartitions(family: (p: number) => QueueSpec): Promise<void> {
+    this.families.push(family);
+    if (this.confirmChannel) await this.declareFamily(family);
+  }
+
+  private async declareFamily(family: (p: number) => QueueSpec): Promise<void> {
+    for (let p = 0; p < this.partitions; p++) await this.declare(family(p));
   }
 
   private async release(reg: Registration, beforeClose?: () => Promise<void>): Promise<void> {
@@ -386,9 +426,10 @@ export class Broker {
     ch.on('error', (err: Error) => this.options.logger.warn('consumer channel error', { queue: reg.queue.name, error: err.message }));
     ch.on('close', () => {
       attachment.open = false;
-      // A channel can die alone (e.g. a protocol error); re-open it unless the connection went too.
-      if (reg.channel === ch && !this.stopping && this.model === model) {
-        reg.channel = undefined;
+      if (reg.channel !== ch) return;
+      reg.channel = undefined;
+      // A channel can die alone (e.g. a protocol error, a release); re-open it unless the connection went too.
+      if (!this.stopping && this.model === model && !reg.suspended) {
         this.attach(reg, model).catch((err: unknown) =>
           this.options.logger.warn('consumer re-attach failed', { queue: reg.queue.name, error: String(err) }),
         );

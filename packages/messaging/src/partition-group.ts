@@ -1,6 +1,6 @@
-import { QUEUES, type PartitionBeat } from '@tes/contracts';
+import { QUEUES, partitionOf, type Envelope, type MessageType, type PartitionBeat } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
-import type { Broker, ConsumeOptions, ConsumerHandle, Handler, QueueMessageType, QueueSpec } from './broker.js';
+import type { Broker, ConsumeOptions, ConsumerHandle, Delivery, Handler, QueueMessageType, QueueSpec } from './broker.js';
 
 export interface PartitionGroupOptions<Q extends QueueSpec> {
   broker: Broker;
@@ -15,6 +15,12 @@ export interface PartitionGroupOptions<Q extends QueueSpec> {
   logger: Logger;
   /** Before a partition is handed on, while this replica is still its active consumer: a writer's last bookkeeping. */
   beforeRelease?: (p: number) => Promise<void>;
+  /**
+   * The partition count the deployment is changing from (PARTITIONS_PREVIOUS), during a change of
+   * PARTITIONS: this replica listens for a member timeout before it consumes anything, and, when
+   * the count shrinks, drains the queues past the new count to where their messages now belong.
+   */
+  previousPartitions?: number | undefined;
   /** How often each replica announces itself (and probes, and balances). */
   beatIntervalMs?: number;
   /** A replica not heard from for this long is counted gone. */
@@ -27,38 +33,63 @@ const DEFAULT_MEMBER_TIMEOUT_MS = 3500;
 /** Beats of an unchanged membership before anyone hands partitions on: a new replica has subscribed everywhere. */
 const STABLE_BEATS = 2;
 
+/** What routing a delivery needs of it, whatever its type. */
+interface Routed {
+  type: MessageType;
+  data: unknown;
+  envelope: Envelope<unknown>;
+  forward: Delivery['forward'];
+}
+
+interface Member {
+  at: number;
+  partitions: number;
+  active: readonly number[];
+}
+
 /**
  * The replicas of a service sharing one family of single-active-consumer partition queues.
  *
  * Every replica subscribes to every partition, so the broker alone decides each partition's one
  * active consumer and fails it over at once when its holder dies (the standby line). What the
  * broker does not do is spread them: the first replica up holds them all. So each replica beats
- * every second (`partition.beat`: who it is, what it is active on), learns where it is active from
- * the messages it receives, probes the partitions nobody claims (the probe reaches the active
- * consumer, which then claims it), and, once the membership has been stable for two beats, a
- * replica active on more than ceil(P / live replicas) partitions releases the excess
+ * every second (`partition.beat`: who it is, its partition count, what it is active on), learns
+ * where it is active from the messages it receives, probes the partitions nobody claims (the probe
+ * reaches the active consumer, which then claims it), and, once the membership has been stable for
+ * two beats, a replica active on more than ceil(P / live replicas) partitions releases the excess
  * (ConsumerHandle.release: the message in hand finishes, the rest goes back in order, the next in
  * line becomes active). Released partitions move down the line until they reach a replica under
  * the bound, so ownership ends within one partition of the mean. Never two writers at once: that is
  * the broker's single-active-consumer guarantee, and a release waits for the last write.
+ *
+ * The partition count may change on a running system (docs/operations.md): replicas that hear a
+ * member with another count stop consuming altogether until the group agrees again (two counts
+ * would give one account two writers), and a message that arrives in a partition its key does not
+ * map to under this replica's count (a publisher still on the old count) is forwarded to its own.
  */
 export class PartitionGroup<Q extends QueueSpec = QueueSpec> {
   private readonly handles: ConsumerHandle[] = [];
+  /** The queues past the count, drained during a shrink: their messages forwarded to their partitions now. */
+  private readonly drains: ConsumerHandle[] = [];
   /** Latest beat of each live replica, with when it arrived here (this clock only). */
-  private readonly members = new Map<string, { at: number; active: readonly number[] }>();
+  private readonly members = new Map<string, Member>();
   private readonly releasing = new Set<number>();
   private membership = '';
   private stableBeats = 0;
   private reported = '';
+  private suspended: boolean;
+  private readonly listenUntil: number;
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
-  private readonly warnedMismatch = new Set<string>();
   private readonly beatMs: number;
   private readonly timeoutMs: number;
 
   private constructor(private readonly o: PartitionGroupOptions<Q>) {
     this.beatMs = o.beatIntervalMs ?? DEFAULT_BEAT_MS;
     this.timeoutMs = o.memberTimeoutMs ?? DEFAULT_MEMBER_TIMEOUT_MS;
+    // During a count change, a replica consumes nothing until it has heard every live member once.
+    this.suspended = o.previousPartitions !== undefined && o.previousPartitions !== o.broker.partitions;
+    this.listenUntil = this.suspended ? Date.now() + this.timeoutMs : 0;
   }
 
   /** Subscribes to every partition and to the group's beats, then starts beating. */
@@ -80,6 +111,11 @@ export class PartitionGroup<Q extends QueueSpec = QueueSpec> {
     return this.members.size;
   }
 
+  /** True while this replica consumes nothing: the group disagrees on the partition count, or it is still listening. */
+  get paused(): boolean {
+    return this.suspended;
+  }
+
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
@@ -89,29 +125,55 @@ export class PartitionGroup<Q extends QueueSpec = QueueSpec> {
     return `${this.o.group}.${this.o.replica}`;
   }
 
+  private get partitions(): number {
+    return this.o.broker.partitions;
+  }
+
   private async subscribe(): Promise<void> {
     const { broker } = this.o;
-    for (let p = 0; p < broker.partitions; p++) {
-      const queue = { ...this.o.queue(p), singleActiveConsumer: true };
-      this.handles.push(await broker.consume(queue, this.o.handler(p), this.o.consume));
-    }
+    const consume = { ...this.o.consume, suspended: this.suspended };
+    // Declared even while suspended: publishers on this count must find their queues.
+    await broker.declarePartitions((p) => this.queueOf(p));
     await broker.consume(QUEUES.partitionBeats(this.id), async (d) => this.heard(d.data), { prefetch: 64 });
+    for (let p = 0; p < this.partitions; p++) {
+      const handler = this.o.handler(p);
+      this.handles.push(await broker.consume(this.queueOf(p), (d) => (this.belongsHere(d, p) ? handler(d) : this.forward(d)), consume));
+    }
+    for (let p = this.partitions; p < (this.o.previousPartitions ?? 0); p++) {
+      this.drains.push(await broker.consume(this.queueOf(p), (d) => this.forward(d), consume));
+    }
     this.timer = setInterval(() => void this.tick(), this.beatMs);
     this.timer.unref();
+    void this.tick();
+  }
+
+  private queueOf(p: number): Q {
+    return { ...this.o.queue(p), singleActiveConsumer: true };
+  }
+
+  private belongsHere(d: Routed, p: number): boolean {
+    const key = d.envelope.partition_key;
+    return key === undefined || partitionOf(key, this.partitions) === p;
+  }
+
+  /** Publishes the message, as it is, to the partition its key maps to under this replica's count (a request keeps its requester). */
+  private async forward(d: Routed): Promise<void> {
+    const env = d.envelope;
+    if (env.partition_key === undefined) {
+      this.o.logger.warn('message without a partition key on a drained partition queue dropped', { group: this.o.group, type: d.type });
+      return;
+    }
+    await d.forward(d.type, d.data as never, {
+      partitionKey: env.partition_key,
+      messageId: env.id,
+      occurredAt: env.occurred_at,
+      ...(env.correlation_id !== undefined ? { correlationId: env.correlation_id } : {}),
+    });
   }
 
   private heard(beat: PartitionBeat): void {
     if (beat.group !== this.o.group) return;
-    if (beat.partitions !== this.o.broker.partitions && !this.warnedMismatch.has(beat.replica)) {
-      this.warnedMismatch.add(beat.replica);
-      this.o.logger.error('a replica of the group runs with another partition count: every service must use the same PARTITIONS', {
-        group: this.o.group,
-        replica: beat.replica,
-        its_partitions: beat.partitions,
-        partitions: this.o.broker.partitions,
-      });
-    }
-    this.members.set(beat.replica, { at: Date.now(), active: beat.active });
+    this.members.set(beat.replica, { at: Date.now(), partitions: beat.partitions, active: beat.active });
   }
 
   private async tick(): Promise<void> {
@@ -129,10 +191,12 @@ export class PartitionGroup<Q extends QueueSpec = QueueSpec> {
   private async beat(): Promise<void> {
     const { broker } = this.o;
     const owned = this.owned();
-    await broker.publish('partition.beat', { group: this.o.group, replica: this.id, partitions: broker.partitions, active: owned });
+    await broker.publish('partition.beat', { group: this.o.group, replica: this.id, partitions: this.partitions, active: owned });
     const now = Date.now();
-    this.members.set(this.id, { at: now, active: owned });
+    this.members.set(this.id, { at: now, partitions: this.partitions, active: owned });
     for (const [id, m] of this.members) if (now - m.at > this.timeoutMs) this.members.delete(id);
+
+    if (!(await this.agree(now))) return;
 
     const membership = [...this.members.keys()].sort().join(' ');
     this.stableBeats = membership === this.membership ? this.stableBeats + 1 : 0;
@@ -140,14 +204,40 @@ export class PartitionGroup<Q extends QueueSpec = QueueSpec> {
     this.report(owned);
 
     const claimed = new Set([...this.members.values()].flatMap((m) => m.active));
-    for (let p = 0; p < broker.partitions; p++) {
-      if (!claimed.has(p) && !this.releasing.has(p)) await broker.probe(this.o.queue(p), { group: this.o.group, replica: this.id });
+    for (let p = 0; p < this.partitions; p++) {
+      if (!claimed.has(p) && !this.releasing.has(p)) await broker.probe(this.queueOf(p), { group: this.o.group, replica: this.id });
     }
 
-    const most = Math.ceil(broker.partitions / this.members.size);
+    const most = Math.ceil(this.partitions / this.members.size);
     if (this.stableBeats < STABLE_BEATS || owned.length <= most) return;
     for (const p of owned.slice(most)) await this.release(p);
     this.stableBeats = 0;
+  }
+
+  /**
+   * Consumes only while every live member has this replica's partition count (and, during a count
+   * change, once it has listened for a member timeout): suspends or resumes every partition as that
+   * changes. True when consuming.
+   */
+  private async agree(now: number): Promise<boolean> {
+    const others = [...this.members.entries()].filter(([id, m]) => id !== this.id && m.partitions !== this.partitions);
+    const agreed = others.length === 0 && now >= this.listenUntil;
+    if (agreed && this.suspended) {
+      this.suspended = false;
+      this.o.logger.info('partition group agrees on the partition count: consuming', { group: this.o.group, partitions: this.partitions });
+      for (const h of [...this.handles, ...this.drains]) await h.resume();
+    } else if (!agreed && !this.suspended) {
+      this.suspended = true;
+      this.o.logger.error('a replica of the group runs with another partition count: consuming nothing until they agree', {
+        group: this.o.group,
+        partitions: this.partitions,
+        others: others.map(([id, m]) => ({ replica: id, partitions: m.partitions })),
+      });
+      const before = this.o.beforeRelease;
+      await Promise.all(this.handles.map((h, p) => h.suspend(before ? () => before(p) : undefined)));
+      await Promise.all(this.drains.map((h) => h.suspend()));
+    }
+    return agreed;
   }
 
   private async release(p: number): Promise<void> {

@@ -1,3 +1,4 @@
+import { QUEUES } from '@tes/contracts';
 import { connectDatabase, createBroker, type ServiceContext, type StartedService } from '@tes/service';
 import { ensureIndexes, isConnected } from '@tes/store';
 import { settingsOf, type Config } from './config.js';
@@ -18,6 +19,8 @@ export async function startExecutor({ config, logger, metrics }: ServiceContext<
   await ensureIndexes(mongo);
   const broker = createBroker({ config, logger, metrics }, SERVICE);
   await broker.connect();
+  // Its step results go to the orchestrator's partitions: their queues exist first.
+  await broker.declarePartitions(QUEUES.orchestratorPartition);
   await consumeStepRuns(
     broker,
     { steps, claims, sandbox, logger, settings: settingsOf(config) },

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { QUEUES } from '@tes/contracts';
 import { closeServer, listen } from '@tes/http';
 import { httpMetrics, observeCreateBacklog, observePartitionGroup } from '@tes/metrics';
 import { changeAnnouncer } from '@tes/messaging';
@@ -44,7 +45,13 @@ export async function startGateway({ config, logger, metrics }: ServiceContext<C
   await ensureIndexes(mongo);
   const broker = createBroker({ config, logger, metrics }, SERVICE);
   await broker.connect();
-  const readModel = await consumeTaskEvents(broker, views, { replica: replicaName(), logger });
+  // The orchestrator's partition queues exist before this replica sends any command to them.
+  await broker.declarePartitions(QUEUES.orchestratorPartition);
+  const readModel = await consumeTaskEvents(broker, views, {
+    replica: replicaName(),
+    logger,
+    previousPartitions: config.PARTITIONS_PREVIOUS,
+  });
   observePartitionGroup(metrics, 'gateway.task-events', () => ({ owned: readModel.owned(), members: readModel.liveMembers() }));
   // Keys and accounts are cached while this replica hears of every change to them (its own
   // queue). A change made here (the dashboard) is dropped locally at once, and answered once the

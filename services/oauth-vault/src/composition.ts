@@ -1,3 +1,4 @@
+import { QUEUES } from '@tes/contracts';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -45,6 +46,8 @@ export async function startVault({ config, logger, metrics }: ServiceContext<Con
   logger.info('OAuth providers', { configured, key_ids: ring.kids, current_key_id: ring.currentKid });
   await ensureIndexes(mongo);
   await broker.connect();
+  // Its connection events go to the orchestrator's partitions: their queues exist first.
+  await broker.declarePartitions(QUEUES.orchestratorPartition);
   await consumeVaultRequests(broker, deps, config.PREFETCH, config.SETTINGS_LINK_TTL_S);
   const sweeper = new Sweeper(deps, { intervalMs: config.SWEEP_INTERVAL_MS });
   sweeper.start();

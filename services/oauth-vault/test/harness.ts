@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { Connection } from 'mongoose';
-import { DEFAULT_PARTITIONS, QUEUES, type ConnectionChanged, type CredentialGet, type CredentialReply, type Environment } from '@tes/contracts';
+import {
+  DEFAULT_PARTITIONS,
+  QUEUES,
+  type ConnectionChanged,
+  type CredentialGet,
+  type CredentialReply,
+  type Environment,
+} from '@tes/contracts';
 import { Broker } from '@tes/messaging';
 import { connectMongo, ensureIndexes } from '@tes/store';
 import { AMQP_URL, freePort, memoryLogger, MONGO_URL, uniqueName } from '@tes/testing';

@@ -1,3 +1,4 @@
+import { QUEUES } from '@tes/contracts';
 import { llmOptionsFromEnv } from '@tes/planner';
 import { observePartitionGroup } from '@tes/metrics';
 import { connectDatabase, createBroker, replicaName, type ServiceContext, type StartedService } from '@tes/service';
@@ -34,8 +35,11 @@ export async function startOrchestrator({ config, logger, metrics }: ServiceCont
   });
   // The planner queue first: a partition may hand a create to it as soon as it consumes.
   if (llm) await consumePlanner({ broker, tools, llm, logger, concurrency: config.PLANNER_CONCURRENCY });
+  // Its task events' partition queues (the gateway's read model) exist before it publishes any.
+  await broker.declarePartitions(QUEUES.gatewayTaskEvents);
   const partitions = await consumePartitions(broker, writer, new ToolAdmin(tools, logger), config.PREFETCH, {
     replica: replicaName(),
+    previousPartitions: config.PARTITIONS_PREVIOUS,
     logger,
     planWithModel: llm !== undefined,
   });

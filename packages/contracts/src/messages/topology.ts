@@ -55,8 +55,15 @@ export function routeKey(route: MessageRoute, partitionKey?: string, partitions 
  * other message.
  */
 export const QUEUES = {
+  /** The orchestrator's single writers: one active consumer per partition across its replicas. */
   orchestratorPartition: (p: number) =>
-    ({ name: `orchestrator.p${p}`, exchange: EXCHANGES.commands, routingKey: 'orchestrator', bindings: [`orchestrator.p${p}`] }) as const,
+    ({
+      name: `orchestrator.p${p}`,
+      exchange: EXCHANGES.commands,
+      routingKey: 'orchestrator',
+      bindings: [`orchestrator.p${p}`],
+      singleActiveConsumer: true,
+    }) as const,
   /**
    * Creates waiting for the LLM planner: not partitioned, consumed by every orchestrator replica
    * (competing consumers), so no partition's writer waits for a model.
@@ -67,8 +74,15 @@ export const QUEUES = {
     routingKey: 'orchestrator.planner',
     bindings: ['orchestrator.planner'],
   },
+  /** The gateway read model's writers: one active consumer per partition across its replicas. */
   gatewayTaskEvents: (p: number) =>
-    ({ name: `gateway.task-events.p${p}`, exchange: EXCHANGES.events, routingKey: 'task.event', bindings: [`task.event.p${p}`] }) as const,
+    ({
+      name: `gateway.task-events.p${p}`,
+      exchange: EXCHANGES.events,
+      routingKey: 'task.event',
+      bindings: [`task.event.p${p}`],
+      singleActiveConsumer: true,
+    }) as const,
   executorSteps: { name: 'executor.steps', exchange: EXCHANGES.commands, routingKey: 'executor.steps', bindings: ['executor.steps'] },
   executorQueries: {
     name: 'executor.queries',

@@ -10,13 +10,14 @@ import { viewFromEvent, type TaskViewRepository } from '../store/task-view.repos
 export function consumeTaskEvents(
   broker: Broker,
   views: TaskViewRepository,
-  options: { replica: string; logger: Logger; prefetch?: number },
+  options: { replica: string; logger: Logger; previousPartitions?: number | undefined; prefetch?: number },
 ): Promise<PartitionGroup> {
   return PartitionGroup.start({
     broker,
     group: 'gateway.task-events',
     replica: options.replica,
     logger: options.logger,
+    previousPartitions: options.previousPartitions,
     queue: QUEUES.gatewayTaskEvents,
     consume: { prefetch: options.prefetch ?? 64, serial: true },
     handler: () => async (d) => views.apply(viewFromEvent(d.data)),

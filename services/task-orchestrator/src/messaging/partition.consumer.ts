@@ -26,6 +26,7 @@ export async function consumePartitions(
     group: 'orchestrator',
     replica: options.replica,
     logger: options.logger,
+    previousPartitions: options.previousPartitions,
     queue: QUEUES.orchestratorPartition,
     consume: { prefetch, serial: true },
     handler: (p) => {
@@ -77,6 +78,8 @@ function refuse(d: PartitionDelivery): Promise<void> {
 export interface PartitionOptions {
   /** This process in the partition group (unique among the orchestrator's replicas). */
   replica: string;
+  /** PARTITIONS_PREVIOUS: the count a running partition count change comes from. */
+  previousPartitions?: number | undefined;
   logger: Logger;
   /**
    * The LLM planner is configured: a create without a plan is handed to the planner queue (same
