@@ -8,9 +8,12 @@
  * by N.
  *
  *   pnpm exec tsx bench/cost-per-task.ts        (TASKS=1000, FERRETDB_DEBUG_URL=http://127.0.0.1:8088)
+ *
+ * ORCHESTRATORS=3 runs that many orchestrator replicas (the partition group spreads the partitions
+ * over them; their CPU adds up in the task-orchestrator row): what the balancing costs.
  */
 import os from 'node:os';
-import { removeStack, startStack } from '@tes/testing';
+import { freePort, removeStack, startService, startStack, waitReady, type ServiceProcess } from '@tes/testing';
 import { keepAliveClient } from './lib/http-client.js';
 import { benchAccountKeys } from './lib/accounts.js';
 import { startWebhookReceiver } from './lib/receiver.js';
@@ -21,11 +24,20 @@ import { cpuMeter, cpuPerTaskMs } from './lib/proc.js';
 const TASKS = Number(process.env['TASKS'] ?? 1000);
 const receiver = await startWebhookReceiver();
 const NODE_ARGS = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+const ORCHESTRATORS = Number(process.env['ORCHESTRATORS'] ?? 1);
 const stack = await startStack({ nodeArgs: NODE_ARGS, env: { '*': { LOG_LEVEL: 'warn' }, gateway: await gatewayTlsEnv() } });
+const replicas: ServiceProcess[] = [];
 try {
+  for (let i = 1; i < ORCHESTRATORS; i++) {
+    const port = await freePort();
+    const proc = startService('task-orchestrator', { ...stack.envOf('task-orchestrator'), OPS_PORT: String(port) }, NODE_ARGS);
+    replicas.push(proc);
+    await waitReady(port, proc);
+  }
   const keys = await benchAccountKeys(stack, 'dbcmd', `${receiver.base}/ok/main`, 4);
   const client = keepAliveClient(64);
-  await new Promise((r) => setTimeout(r, 2000));
+  // Time for the partition group to spread the partitions (a few beats).
+  await new Promise((r) => setTimeout(r, ORCHESTRATORS > 1 ? 8000 : 2000));
 
   // The idle stack's own traffic over a fixed window, to subtract.
   const idleMs = 5000;
@@ -38,7 +50,7 @@ try {
   await new Promise((r) => setTimeout(r, idleMs));
   const idle = countsSince(await counts(), idle0);
 
-  const cpu = cpuMeter(stack);
+  const cpu = cpuMeter(stack, 250, new Map(replicas.map((r) => [r.child.pid ?? 0, 'task-orchestrator'])));
   const t0 = Date.now();
   const before = await counts();
   const ids: string[] = [];
@@ -68,7 +80,7 @@ try {
   const rows = perTask(run, TASKS, elapsedMs, idle, idleMs);
   const total = Object.values(rows).reduce((x, y) => x + y, 0);
   const completed = ids.filter((id) => receiver.completeAt.has(id)).length;
-  console.log(`${TASKS} tasks, ${completed} task.complete webhooks received, ${elapsedMs} ms`);
+  console.log(`${TASKS} tasks, ${completed} task.complete webhooks received, ${elapsedMs} ms, ${ORCHESTRATORS} orchestrator replica(s)`);
   console.table(rows);
   console.log(`database commands per task: ${Math.round(total * 10) / 10}`);
   const perTaskCpu = cpuPerTaskMs(cpuUsed, TASKS);
@@ -88,6 +100,7 @@ try {
     `CPU per task (the stack: services, FerretDB, its PostgreSQL backends, RabbitMQ): ${perTaskCpu.stack} ms, so at most ${perTaskCpu.cpu_bound_tasks_per_s} tasks/s on ${os.cpus().length} cores`,
   );
 } finally {
+  await Promise.all(replicas.map((r) => r.stop('SIGTERM')));
   await stack.stopAll();
   await removeStack(stack);
   await receiver.close();

@@ -16,8 +16,12 @@ function syscallCounts(pid: string): { reads: number; writes: number } {
 }
 
 /** Every process with the CPU seconds (user + system) and system calls it used so far, and its group (see `cpuMeter`). */
-function processCpu(stack: Stack): { pid: number; group: string; seconds: number; reads: number; writes: number }[] {
+function processCpu(
+  stack: Stack,
+  extra: ReadonlyMap<number, string>,
+): { pid: number; group: string; seconds: number; reads: number; writes: number }[] {
   const services = new Map([...stack.procs].map(([name, p]) => [p.child.pid, name as string]));
+  for (const [pid, group] of extra) services.set(pid, group);
   const mongoPort = new URL(MONGO_URL).port || '27017';
   const procs = readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d))
@@ -67,12 +71,14 @@ function processCpu(stack: Stack): { pid: number; group: string; seconds: number
 export function cpuMeter(
   stack: Stack,
   intervalMs = 250,
+  /** Processes started beside the stack (more replicas of a service): pid → the group they count in. */
+  extra: ReadonlyMap<number, string> = new Map(),
 ): { stop(): Map<string, number>; syscalls(): Map<string, { reads: number; writes: number }> } {
-  const last = new Map(processCpu(stack).map((p) => [p.pid, p]));
+  const last = new Map(processCpu(stack, extra).map((p) => [p.pid, p]));
   const used = new Map<string, number>();
   const calls = new Map<string, { reads: number; writes: number }>();
   const read = () => {
-    for (const p of processCpu(stack)) {
+    for (const p of processCpu(stack, extra)) {
       const prev = last.get(p.pid);
       used.set(p.group, (used.get(p.group) ?? 0) + Math.max(0, p.seconds - (prev?.seconds ?? 0)));
       const c = calls.get(p.group) ?? { reads: 0, writes: 0 };
