@@ -9,6 +9,8 @@ import { Broker } from './broker.js';
 import { PartitionGroup } from './partition-group.js';
 
 const PARTITIONS = 8;
+/** Many partitions on replicas that join one after another: the last ones must not stay short. */
+const MANY = 32;
 const BEAT_MS = 200;
 const MEMBER_TIMEOUT_MS = 700;
 
@@ -61,8 +63,8 @@ describe('PartitionGroup (RabbitMQ integration)', () => {
     await removeStackData({ amqpUrl: AMQP_URL, mongoUrl: '', namespace: ns, databases: [] });
   });
 
-  async function startReplica(name: string): Promise<Replica> {
-    const broker = new Broker({ url: AMQP_URL, source: name, logger: memoryLogger(name).logger, namespace: ns, partitions: PARTITIONS });
+  async function startReplica(name: string, partitions = PARTITIONS): Promise<Replica> {
+    const broker = new Broker({ url: AMQP_URL, source: name, logger: memoryLogger(name).logger, namespace: ns, partitions });
     brokers.push(broker);
     await broker.connect();
     const group = await PartitionGroup.start({
@@ -99,11 +101,11 @@ describe('PartitionGroup (RabbitMQ integration)', () => {
   }
 
   /** Every partition owned by exactly one of `live`, each of them within one partition of the mean. */
-  function balancedOver(live: Replica[]): boolean {
+  function balancedOver(live: Replica[], partitions = PARTITIONS): boolean {
     const owned = live.map((r) => r.group.owned());
     const all = owned.flat();
-    if (all.length !== PARTITIONS || new Set(all).size !== PARTITIONS) return false;
-    const mean = PARTITIONS / live.length;
+    if (all.length !== partitions || new Set(all).size !== partitions) return false;
+    const mean = partitions / live.length;
     return owned.every((o) => Math.abs(o.length - mean) < 1);
   }
 
@@ -157,6 +159,18 @@ describe('PartitionGroup (RabbitMQ integration)', () => {
     // Two beats of stable membership, then a hand-over or two per partition moved: a few beats.
     expect(balancedAfterMs).toBeLessThan(10_000);
     expect(a.group.liveMembers()).toBe(3);
+  }, 60_000);
+
+  it('spreads 32 partitions over six replicas joining one after another, each within one of the mean', async () => {
+    const joined: Replica[] = [];
+    for (const name of ['a', 'b', 'c', 'd', 'e', 'f']) {
+      joined.push(await startReplica(name, MANY));
+      await sleep(300);
+    }
+    const started = Date.now();
+    await waitFor(() => (balancedOver(joined, MANY) ? true : undefined), { timeoutMs: 30_000, what: 'six replicas balanced' });
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(joined.map((r) => r.group.owned().length).sort()).toEqual([5, 5, 5, 5, 6, 6]);
   }, 60_000);
 
   it('takes over the partitions of a replica that leaves, and gives a new one its share', async () => {

@@ -58,8 +58,9 @@ interface Member {
  * reaches the active consumer, which then claims it), and, once the membership has been stable for
  * two beats, a replica active on more than ceil(P / live replicas) partitions releases the excess
  * (ConsumerHandle.release: the message in hand finishes, the rest goes back in order, the next in
- * line becomes active). Released partitions move down the line until they reach a replica under
- * the bound, so ownership ends within one partition of the mean. Never two writers at once: that is
+ * line becomes active); while a replica holds fewer than floor(P / N), the fullest hands one on
+ * too. Released partitions move down the line until they reach a replica under the bound, so
+ * ownership ends within one partition of the mean. Never two writers at once: that is
  * the broker's single-active-consumer guarantee, and a release waits for the last write.
  *
  * The partition count may change on a running system (docs/operations.md): replicas that hear a
@@ -208,10 +209,25 @@ export class PartitionGroup<Q extends QueueSpec = QueueSpec> {
       if (!claimed.has(p) && !this.releasing.has(p)) await broker.probe(this.queueOf(p), { group: this.o.group, replica: this.id });
     }
 
+    if (this.stableBeats < STABLE_BEATS) return;
+    const handOn = this.excess(owned);
+    for (const p of handOn) await this.release(p);
+    if (handOn.length > 0) this.stableBeats = 0;
+  }
+
+  /**
+   * What this replica hands on: everything over ceil(P / N); or, while some replica holds fewer
+   * than floor(P / N), one partition if this is the fullest (ties: the lowest id), so a replica that
+   * came last does not stay short when everyone else sits at the ceiling.
+   */
+  private excess(owned: number[]): number[] {
     const most = Math.ceil(this.partitions / this.members.size);
-    if (this.stableBeats < STABLE_BEATS || owned.length <= most) return;
-    for (const p of owned.slice(most)) await this.release(p);
-    this.stableBeats = 0;
+    if (owned.length > most) return owned.slice(most);
+    const least = Math.floor(this.partitions / this.members.size);
+    const held = [...this.members].map(([id, m]) => ({ id, count: id === this.id ? owned.length : m.active.length }));
+    if (!held.some((h) => h.count < least) || owned.length <= least) return [];
+    const fullest = held.reduce((a, b) => (b.count > a.count || (b.count === a.count && b.id < a.id) ? b : a));
+    return fullest.id === this.id ? owned.slice(-1) : [];
   }
 
   /**

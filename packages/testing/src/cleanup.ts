@@ -13,7 +13,7 @@ import { AMQP_URL, MONGO_URL } from './index.js';
 import { SERVICES, stackDatabase, type Stack } from './stack.js';
 
 /** The most partitions a test stack is started with (PARTITIONS): the clean-up removes the queues of up to this many. */
-const MOST_TEST_PARTITIONS = 16;
+const MOST_TEST_PARTITIONS = 32;
 
 /** The durable queue names every stack declares (the exclusive per-replica queues go with their connection). */
 export function durableQueueNames(): string[] {
