@@ -11,9 +11,9 @@ interface Clearing {
 /**
  * Clears, in the database, the outboxes published since the last clear that no later write has
  * replaced, in one batch per partition `delayMs` after the first publish. An unfinished task's
- * outbox is cleared under the partition's turn, one task per turn (its next message may write the
- * task, and FerretDB v1 applies an update without a lock), so a message waits behind one such
- * update at most. An ended task is never written again by any writer (late messages about it write
+ * outbox is cleared in the task's lane (its next message may write the task, and FerretDB v1
+ * applies an update without a lock), so a message of that task waits behind one such update at
+ * most. An ended task is never written again by any writer (late messages about it write
  * nothing, a reconcile only publishes), so its outbox is cleared outside the turn, one batch per
  * partition at a time, in one command for many (TaskStore.clearOutboxes): under load a batch held
  * the partition for up to 0.6 s (bench/latency-breakdown.ts). A clear that fails or never happens costs a duplicate publish later
@@ -42,20 +42,18 @@ export class OutboxClearing {
 
   async clearPublished(mem: PartitionMemory): Promise<void> {
     const c = this.clearing(mem);
-    const toClear = await mem.run(async () => {
-      clearTimeout(c.timer);
-      c.timer = undefined;
-      if (!mem.valid) {
-        mem.forget();
-        return [];
-      }
-      return mem.publishedToClear();
-    });
+    clearTimeout(c.timer);
+    c.timer = undefined;
+    if (!mem.valid) {
+      mem.forget();
+      return;
+    }
+    const toClear = mem.publishedToClear();
     const ended = toClear.filter((p) => p.ended);
     c.ended = c.ended.then(() => this.clear(mem, ended, true));
     for (const p of toClear) {
       if (p.ended) continue;
-      await mem.run(async () => {
+      await mem.task(p.id, async () => {
         if (!mem.valid) return mem.forget();
         if (mem.isPublished(p.id, p.version)) await this.clear(mem, [p]);
       });

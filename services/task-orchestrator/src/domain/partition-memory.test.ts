@@ -109,19 +109,54 @@ describe('partition memory', () => {
     expect(mem.publishedToClear()).toEqual([{ id: 'task_1', version: 2, ended: false }]);
   });
 
-  it('runs its turns one at a time, in order, a failed one not stopping the next', async () => {
+  it('runs the work of one lane one at a time, in order, a failed one not stopping the next', async () => {
     const mem = new PartitionMemory();
     const order: string[] = [];
-    const slow = mem.run(async () => {
+    const slow = mem.task('task_1', async () => {
       await new Promise((r) => setTimeout(r, 20));
       order.push('first');
       throw new Error('boom');
     });
-    const fast = mem.run(async () => {
+    const fast = mem.task('task_1', async () => {
       order.push('second');
     });
     await expect(slow).rejects.toThrow('boom');
     await fast;
     expect(order).toEqual(['first', 'second']);
+    await new Promise((r) => setImmediate(r));
+    expect(mem.busyLanes).toBe(0);
+  });
+
+  it('runs the lanes of different tasks side by side, and an account lane apart from its tasks', async () => {
+    const mem = new PartitionMemory();
+    const order: string[] = [];
+    const gate = deferredVoid();
+    const blocked = mem.task('task_1', async () => {
+      await gate.promise;
+      order.push('task_1');
+    });
+    await mem.task('task_2', async () => {
+      order.push('task_2');
+    });
+    // Nested account → task: waits for task_1's lane only.
+    const nested = mem.account('acc_1', () =>
+      mem.task('task_1', async () => {
+        order.push('account then task_1');
+      }),
+    );
+    await mem.account('acc_2', async () => {
+      order.push('acc_2');
+    });
+    gate.resolve();
+    await Promise.all([blocked, nested]);
+    expect(order).toEqual(['task_2', 'acc_2', 'task_1', 'account then task_1']);
+    await new Promise((r) => setImmediate(r));
+    expect(mem.busyLanes).toBe(0);
   });
 });
+
+function deferredVoid(): { promise: Promise<void>; resolve(): void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}

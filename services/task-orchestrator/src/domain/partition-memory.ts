@@ -33,7 +33,9 @@ const MAX_ACCOUNTS = 2048;
  * from the database on first use after each (re)attachment, and forgotten when the attachment
  * changes or closes, and whenever a message fails (a write may or may not have happened).
  *
- * Every use runs under `run` (one at a time per partition), as the messages themselves do.
+ * Every use runs in a lane (`task`, `account`): work on one task, or on what one account's
+ * admission counts, one at a time, in the order it was queued; lanes of different tasks run side
+ * by side. Lanes nest only account → task, so none waits for another in a cycle.
  */
 export class PartitionMemory {
   private attachment: Attachment | undefined;
@@ -46,12 +48,34 @@ export class PartitionMemory {
    * the task had ended, and whether a clear of it is under way.
    */
   private readonly published = new Map<string, { version: number; ended: boolean; clearing: boolean }>();
-  private chain: Promise<unknown> = Promise.resolve();
+  /** The last work queued on each lane that has any. */
+  private readonly lanes = new Map<string, Promise<unknown>>();
 
-  /** Runs `fn` after everything queued before it on this partition (messages, outbox clears). */
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.chain.then(fn, fn);
-    this.chain = next.catch(() => undefined);
+  /** Runs `fn` after the work queued before it on the task's lane (a step result, a cancel, an outbox clear). */
+  task<T>(taskId: string, fn: () => Promise<T>): Promise<T> {
+    return this.lane(`task:${taskId}`, fn);
+  }
+
+  /** Runs `fn` after the work queued before it on the account's lane (what reads or moves its admission counts). */
+  account<T>(accountId: string, fn: () => Promise<T>): Promise<T> {
+    return this.lane(`account:${accountId}`, fn);
+  }
+
+  /** How many lanes have work queued (tests, and a partition handed on: none). */
+  get busyLanes(): number {
+    return this.lanes.size;
+  }
+
+  private lane<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const next = (this.lanes.get(key) ?? Promise.resolve()).then(fn, fn);
+    const tail = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.lanes.set(key, tail);
+    void tail.then(() => {
+      if (this.lanes.get(key) === tail) this.lanes.delete(key);
+    });
     return next;
   }
 

@@ -53,8 +53,15 @@ type Reply = (body: TaskReply) => Promise<void>;
 
 /**
  * The single writer of tasks. Every change to a task (create, step result, cancel,
- * reconcile) goes through here, serially per account partition, so races such as
- * cancel-vs-completion are decided in one place: the first to be applied wins.
+ * reconcile) goes through here, in the process that is its account partition's active consumer,
+ * so races such as cancel-vs-completion are decided in one place: the first to be applied wins.
+ *
+ * Within the partition, work runs in lanes (PartitionMemory.task, .account): one at a time per
+ * task, and one at a time per account for whatever reads or moves the account's admission counts
+ * (a create, a cancel, a change of a task's status, admitting the next pending task) or writes
+ * several of its tasks. A step result that leaves its task running (most of them) needs only its
+ * task's lane, so the tasks of one account advance side by side; one that ends the task (or makes
+ * it wait) is applied again under the account's lane. Lanes nest only account → task.
  *
  * Each change is read (the task), decide (a pure transition, task-transitions.ts), write (one
  * whole-document write with the messages announcing it in its outbox), then publish the outbox;
@@ -94,7 +101,11 @@ export class TaskWriter {
    * in its outbox; the answer follows the insert. A redelivered create (or a second plan for it)
    * finds the task inserted and answers with it.
    */
-  async create(mem: PartitionMemory, cmd: TaskCreate, reply: Reply, correlationId?: string): Promise<void> {
+  create(mem: PartitionMemory, cmd: TaskCreate, reply: Reply, correlationId?: string): Promise<void> {
+    return mem.account(cmd.account_id, () => this.createInLane(mem, cmd, reply, correlationId));
+  }
+
+  private async createInLane(mem: PartitionMemory, cmd: TaskCreate, reply: Reply, correlationId?: string): Promise<void> {
     const custom = await this.customTools(mem, cmd.account_id, cmd.environment);
     const planned = planCreate(cmd, custom);
     if (!planned.ok) return reply(planned.reply);
@@ -112,7 +123,7 @@ export class TaskWriter {
       correlation_id: correlationId,
     });
     if (!(await this.deps.tasks.insert(task))) {
-      await this.answerExisting(mem, cmd, reply);
+      await this.answerExistingInLane(mem, cmd, reply);
       return;
     }
     mem.counts.moved(task.account_id, undefined, task.status);
@@ -125,7 +136,11 @@ export class TaskWriter {
    * A create whose task is stored already (a redelivered create, a second plan): answers with the
    * task as created and finishes what was left undone. False when no such task exists.
    */
-  async answerExisting(mem: PartitionMemory, cmd: TaskCreate, reply: Reply): Promise<boolean> {
+  answerExisting(mem: PartitionMemory, cmd: TaskCreate, reply: Reply): Promise<boolean> {
+    return mem.account(cmd.account_id, () => this.answerExistingInLane(mem, cmd, reply));
+  }
+
+  private async answerExistingInLane(mem: PartitionMemory, cmd: TaskCreate, reply: Reply): Promise<boolean> {
     const existing = await this.deps.tasks.get(cmd.task_id);
     if (!existing) return false;
     if (existing.account_id !== cmd.account_id) {
@@ -133,60 +148,93 @@ export class TaskWriter {
       return true;
     }
     await reply(createdReply(existing, 1));
-    await this.reconcile(mem, existing._id);
+    await this.reconcileInLane(mem, existing.account_id, existing._id);
     return true;
   }
 
   /** The dashboard's read of a task (see inspection): in the partition's order, so it sees every change before it. */
-  async inspect(mem: PartitionMemory, q: TaskInspect, reply: (body: TaskInspectReply) => Promise<void>): Promise<void> {
-    const task = await this.load(mem, q.task_id);
-    if (!task || task.account_id !== q.account_id || task.environment !== q.environment) {
-      return reply({ ok: false, error: { code: 'task_not_found', message: `no task ${q.task_id}` } });
-    }
-    return reply({ ok: true, task: inspection(task, this.deps.stepTimeoutMs) });
+  inspect(mem: PartitionMemory, q: TaskInspect, reply: (body: TaskInspectReply) => Promise<void>): Promise<void> {
+    return mem.task(q.task_id, async () => {
+      const task = await this.load(mem, q.task_id);
+      if (!task || task.account_id !== q.account_id || task.environment !== q.environment) {
+        return reply({ ok: false, error: { code: 'task_not_found', message: `no task ${q.task_id}` } });
+      }
+      return reply({ ok: true, task: inspection(task, this.deps.stepTimeoutMs) });
+    });
   }
 
-  async cancel(mem: PartitionMemory, cmd: TaskCancel, reply: Reply): Promise<void> {
-    const task = await this.load(mem, cmd.task_id);
-    const cancel = cancelTask(task, cmd, this.context());
-    if (!task || !cancel.task) return reply(cancel.reply);
-    await this.commit(mem, task, cancel.task);
-    await reply(cancel.reply);
-    if (task.status === 'running') await this.admitNext(mem, task.account_id);
+  cancel(mem: PartitionMemory, cmd: TaskCancel, reply: Reply): Promise<void> {
+    return mem.account(cmd.account_id, async () => {
+      const wasRunning = await mem.task(cmd.task_id, async () => {
+        const task = await this.load(mem, cmd.task_id);
+        const cancel = cancelTask(task, cmd, this.context());
+        if (!task || !cancel.task) {
+          await reply(cancel.reply);
+          return false;
+        }
+        await this.commit(mem, task, cancel.task);
+        await reply(cancel.reply);
+        return task.status === 'running';
+      });
+      if (wasRunning) await this.admitNext(mem, cmd.account_id);
+    });
   }
 
+  /**
+   * In the task's lane when the task stays running; a result that changes its status (it ends,
+   * or waits for consent) is applied again under the account's lane, which admits the next.
+   */
   async stepResult(mem: PartitionMemory, res: StepResult): Promise<void> {
-    const task = await this.load(mem, res.task_id);
-    const next = task && applyStepResult(task, res, this.context());
-    if (!task || !next) return;
-    await this.commit(mem, task, next);
-    if (next.status !== 'running') await this.admitNext(mem, next.account_id);
+    const settled = await mem.task(res.task_id, async () => {
+      const task = await this.load(mem, res.task_id);
+      const next = task && applyStepResult(task, res, this.context());
+      if (!task || !next) return true;
+      if (next.status !== task.status) return false;
+      await this.commit(mem, task, next);
+      return true;
+    });
+    if (settled) return;
+    await mem.account(res.account_id, async () => {
+      const changed = await mem.task(res.task_id, async () => {
+        const task = await this.load(mem, res.task_id);
+        const next = task && applyStepResult(task, res, this.context());
+        if (!task || !next) return false;
+        await this.commit(mem, task, next);
+        return next.status !== 'running';
+      });
+      if (changed) await this.admitNext(mem, res.account_id);
+    });
   }
 
   /**
    * A user's consent flow ended. Authorized: every task of that user waiting on the
    * service resumes from the step that needed it. Denied: they fail, recoverably.
    */
-  async connectionChanged(mem: PartitionMemory, ev: ConnectionChanged): Promise<void> {
-    if (ev.outcome === 'revoked') return; // changes no task: nothing to read
-    const waiting = await this.deps.tasks.waitingFor(ev.account_id, ev.environment, ev.user_id, ev.service);
-    for (const read of waiting) {
-      const task = this.unpublished(mem, read);
-      const next = applyConnectionChange(task, ev, this.context());
-      if (next) await this.commit(mem, task, next);
-    }
-    if (ev.outcome === 'denied' && waiting.length > 0) await this.admitNext(mem, ev.account_id);
+  connectionChanged(mem: PartitionMemory, ev: ConnectionChanged): Promise<void> {
+    if (ev.outcome === 'revoked') return Promise.resolve(); // changes no task: nothing to read
+    return mem.account(ev.account_id, async () => {
+      const waiting = await this.deps.tasks.waitingFor(ev.account_id, ev.environment, ev.user_id, ev.service);
+      for (const read of waiting) await this.rewriteRead(mem, read, (task) => applyConnectionChange(task, ev, this.context()));
+      if (ev.outcome === 'denied' && waiting.length > 0) await this.admitNext(mem, ev.account_id);
+    });
   }
 
   /** A custom tool was deleted: the tasks waiting for a user's consent to it can never resume; they fail. */
-  async toolDeleted(mem: PartitionMemory, accountId: string, environment: Task['environment'], name: string): Promise<void> {
-    const waiting = await this.deps.tasks.waitingOn(accountId, environment, name);
-    for (const read of waiting) {
-      const task = this.unpublished(mem, read);
-      const next = failOnToolDeleted(task, name, this.context());
+  toolDeleted(mem: PartitionMemory, accountId: string, environment: Task['environment'], name: string): Promise<void> {
+    return mem.account(accountId, async () => {
+      const waiting = await this.deps.tasks.waitingOn(accountId, environment, name);
+      for (const read of waiting) await this.rewriteRead(mem, read, (task) => failOnToolDeleted(task, name, this.context()));
+      if (waiting.length > 0) await this.admitNext(mem, accountId);
+    });
+  }
+
+  /** In the task's lane: `change` applied to the task as this writer last wrote it (else as read), and committed. */
+  private rewriteRead(mem: PartitionMemory, read: Task, change: (task: Task) => Task | undefined): Promise<void> {
+    return mem.task(read._id, async () => {
+      const task = this.unpublished(mem, mem.doc(read._id) ?? read);
+      const next = change(task);
       if (next) await this.commit(mem, task, next);
-    }
-    if (waiting.length > 0) await this.admitNext(mem, accountId);
+    });
   }
 
   /**
@@ -194,50 +242,66 @@ export class TaskWriter {
    * the step has gone `stallGiveUpAfterMs` without a result since it was first sent, gives up:
    * the task fails. `seenVersion` is the version the reaper saw: a task that moved since is not stalled.
    */
-  async reconcile(mem: PartitionMemory, taskId: string, seenVersion?: number): Promise<void> {
-    const read = await this.load(mem, taskId);
-    if (!read) return;
-    // A step.run still in the outbox had not gone out (as far as this writer knows): it goes out only now.
-    const unsentStep = read.outbox.some((m) => m.type === 'step.run');
-    const task = read.outbox.length > 0 ? await this.publish(mem, read) : read;
-    if (seenVersion !== undefined && task.version !== seenVersion) return;
-    const ctx = this.context();
-    const next = reconcileStep(task, { unsentStep, giveUpAfterMs: this.deps.stallGiveUpAfterMs }, ctx);
-    if (!next) return this.advance(mem, task);
-    const gaveUp = next.status === 'failed';
-    if (gaveUp) {
-      this.deps.logger.warn('stalled step given up', {
-        task_id: task._id,
-        account_id: task.account_id,
-        step_index: task.current_step,
-        stalled_ms: stalledMs(task, ctx.now),
-      });
-    }
-    await this.commit(mem, task, next);
-    // Its concurrency slot goes to the next pending task.
-    if (gaveUp) await this.admitNext(mem, task.account_id);
+  reconcile(mem: PartitionMemory, accountId: string, taskId: string, seenVersion?: number): Promise<void> {
+    return mem.account(accountId, () => this.reconcileInLane(mem, accountId, taskId, seenVersion));
   }
 
-  /** Plans and starts a running task stored without a plan (see planAndStart). */
-  private async advance(mem: PartitionMemory, task: Task): Promise<void> {
-    if (!needsPlan(task)) return;
+  /** Under the account's lane. */
+  private async reconcileInLane(mem: PartitionMemory, accountId: string, taskId: string, seenVersion?: number): Promise<void> {
+    const freed = await mem.task(taskId, async () => {
+      const read = await this.load(mem, taskId);
+      if (!read) return false;
+      // A step.run still in the outbox had not gone out (as far as this writer knows): it goes out only now.
+      const unsentStep = read.outbox.some((m) => m.type === 'step.run');
+      const task = read.outbox.length > 0 ? await this.publish(mem, read) : read;
+      if (seenVersion !== undefined && task.version !== seenVersion) return false;
+      const ctx = this.context();
+      const next = reconcileStep(task, { unsentStep, giveUpAfterMs: this.deps.stallGiveUpAfterMs }, ctx);
+      if (!next) return this.advance(mem, task);
+      const gaveUp = next.status === 'failed';
+      if (gaveUp) {
+        this.deps.logger.warn('stalled step given up', {
+          task_id: task._id,
+          account_id: task.account_id,
+          step_index: task.current_step,
+          stalled_ms: stalledMs(task, ctx.now),
+        });
+      }
+      await this.commit(mem, task, next);
+      return gaveUp;
+    });
+    // Its concurrency slot goes to the next pending task.
+    if (freed) await this.admitNext(mem, accountId);
+  }
+
+  /** Plans and starts a running task stored without a plan (see planAndStart), in its lane. True when it stopped running. */
+  private async advance(mem: PartitionMemory, task: Task): Promise<boolean> {
+    if (!needsPlan(task)) return false;
     const custom = await this.customTools(mem, task.account_id, task.environment);
     const next = planAndStart(task, custom, this.context());
-    if (!next) return;
+    if (!next) return false;
     await this.commit(mem, task, next);
-    if (next.status !== 'running') await this.admitNext(mem, task.account_id);
+    return next.status !== 'running';
   }
 
-  /** Starts the account's oldest pending task if a slot is free, and the next one if it ended at once. */
+  /**
+   * Under the account's lane: starts the account's oldest pending task if a slot is free (in that
+   * task's lane), and the next one while the one started ended at once.
+   */
   private async admitNext(mem: PartitionMemory, accountId: string): Promise<void> {
-    const oldest = await this.admission.next(mem.counts, accountId);
-    if (!oldest) return;
-    const pending = this.unpublished(mem, oldest);
-    const started = admit(pending, this.context());
-    if (!started) return;
-    const stored = await this.commit(mem, pending, started);
-    if (!started.workflow) return this.advance(mem, stored);
-    if (started.status !== 'running') await this.admitNext(mem, accountId);
+    for (;;) {
+      const oldest = await this.admission.next(mem.counts, accountId);
+      if (!oldest) return;
+      const endedAtOnce = await mem.task(oldest._id, async () => {
+        const pending = this.unpublished(mem, oldest);
+        const started = admit(pending, this.context());
+        if (!started) return false;
+        const stored = await this.commit(mem, pending, started);
+        if (!started.workflow) return this.advance(mem, stored);
+        return started.status !== 'running';
+      });
+      if (!endedAtOnce) return;
+    }
   }
 
   /**

@@ -7,10 +7,13 @@ import type { ToolAdmin } from '../domain/tool-admin.js';
 
 /**
  * Every replica consumes every partition; single-active-consumer makes exactly one of them the
- * writer of each partition at a time, `serial` keeps queue order, and the partition group spreads
- * the partitions over the live replicas (PartitionGroup). Each partition has its PartitionMemory:
- * entered with every message (a new consumer attachment empties it), forgotten whenever a message
- * fails, and its published outboxes cleared before the partition is handed on.
+ * writer of each partition at a time, and the partition group spreads the partitions over the
+ * live replicas (PartitionGroup). Within a partition, messages are handed over as they arrive
+ * (up to `prefetch` at once) and queued, in that order, on the lanes of their task or account
+ * (TaskWriter), so one account's tasks advance side by side while each task's changes, and each
+ * account's admission, stay one at a time. Each partition has its PartitionMemory: entered with
+ * every message (a new consumer attachment empties it), forgotten whenever a message fails, and
+ * its published outboxes cleared before the partition is handed on.
  */
 export async function consumePartitions(
   broker: Broker,
@@ -28,21 +31,22 @@ export async function consumePartitions(
     logger: options.logger,
     previousPartitions: options.previousPartitions,
     queue: QUEUES.orchestratorPartition,
-    consume: { prefetch, serial: true },
+    // Not serial: the lanes keep each task's and each account's order (the handler queues a
+    // message on its lane before its first await, so in the order the broker hands them over).
+    consume: { prefetch, serial: false },
     handler: (p) => {
       const mem = memory(p);
-      return (d) =>
-        mem.run(async () => {
-          mem.enter(d.consumer);
-          try {
-            await handle(d, mem, writer, tools, options);
-          } catch (err) {
-            mem.forget();
-            // Dead-lettered at once by the broker: answer the requester now rather than let it time out.
-            if (isPermanentFailure(err)) await refuse(d).catch(() => undefined);
-            throw err;
-          }
-        });
+      return async (d) => {
+        mem.enter(d.consumer);
+        try {
+          await handle(d, mem, writer, tools, options);
+        } catch (err) {
+          mem.forget();
+          // Dead-lettered at once by the broker: answer the requester now rather than let it time out.
+          if (isPermanentFailure(err)) await refuse(d).catch(() => undefined);
+          throw err;
+        }
+      };
     },
     beforeRelease: (p) => writer.clearPublished(memory(p)),
   });
@@ -115,21 +119,25 @@ async function handle(
     case 'connection.changed':
       return writer.connectionChanged(mem, d.data);
     case 'task.reconcile':
-      return writer.reconcile(mem, d.data.task_id, d.data.version);
+      return writer.reconcile(mem, d.data.account_id, d.data.task_id, d.data.version);
     case 'tool.register': {
       const cmd = d.data;
-      // Forgotten before the write and its answer: the next create reads the tools again.
-      mem.toolsChanged(cmd.account_id, cmd.environment);
-      return tools.register(cmd, (body) => d.reply(body));
+      return mem.account(cmd.account_id, () => {
+        // Forgotten before the write and its answer: the next create reads the tools again.
+        mem.toolsChanged(cmd.account_id, cmd.environment);
+        return tools.register(cmd, (body) => d.reply(body));
+      });
     }
     case 'tool.list':
-      return tools.list(d.data, (body) => d.reply(body));
+      return mem.account(d.data.account_id, () => tools.list(d.data, (body) => d.reply(body)));
     case 'task.inspect':
       return writer.inspect(mem, d.data, (body) => d.reply(body));
     case 'tool.delete': {
       const cmd = d.data;
-      mem.toolsChanged(cmd.account_id, cmd.environment);
-      const deleted = await tools.delete(cmd, (body) => d.reply(body));
+      const deleted = await mem.account(cmd.account_id, () => {
+        mem.toolsChanged(cmd.account_id, cmd.environment);
+        return tools.delete(cmd, (body) => d.reply(body));
+      });
       if (deleted) await writer.toolDeleted(mem, cmd.account_id, cmd.environment, cmd.name);
       return undefined;
     }
