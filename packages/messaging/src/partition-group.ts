@@ -204,12 +204,15 @@ export class PartitionGroup<Q extends QueueSpec = QueueSpec> {
     this.membership = membership;
     this.report(owned);
 
-    const claimed = new Set([...this.members.values()].flatMap((m) => m.active));
+    // A replica silent for two beats may be gone: what it claimed is probed (its partitions' new
+    // active consumers learn they are), and nobody hands anything on until it beats or times out.
+    const fresh = [...this.members.values()].filter((m) => now - m.at <= 2 * this.beatMs);
+    const claimed = new Set(fresh.flatMap((m) => m.active));
     for (let p = 0; p < this.partitions; p++) {
       if (!claimed.has(p) && !this.releasing.has(p)) await broker.probe(this.queueOf(p), { group: this.o.group, replica: this.id });
     }
 
-    if (this.stableBeats < STABLE_BEATS) return;
+    if (this.stableBeats < STABLE_BEATS || fresh.length < this.members.size) return;
     const handOn = this.excess(owned);
     for (const p of handOn) await this.release(p);
     if (handOn.length > 0) this.stableBeats = 0;

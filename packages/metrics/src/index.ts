@@ -1,9 +1,2 @@
-export {
-  createMetrics,
-  observeCreateBacklog,
-  observePartitionGroup,
-  secondsSince,
-  type Metrics,
-  type PartitionGroupReading,
-} from './metrics.js';
+export { createMetrics, observeCreateBacklog, observePartitionGroup, secondsSince, type Metrics } from './metrics.js';
 export { httpMetrics, mountMetrics } from './express.js';

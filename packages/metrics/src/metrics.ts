@@ -144,7 +144,7 @@ export function secondsSince(occurredAt: string, now: number = Date.now()): numb
 }
 
 /** What a replica of a partition group knows at a scrape (@tes/messaging's PartitionGroup). */
-export interface PartitionGroupReading {
+interface PartitionGroupReading {
   owned: readonly number[];
   members: number;
 }

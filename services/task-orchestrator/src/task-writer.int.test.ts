@@ -31,6 +31,8 @@ async function startOrchestrator(
     outboxClearDelayMs?: number;
     /** Every clear of published outboxes first waits this long (a database slow to update). */
     slowClearMs?: number;
+    /** Saves of these tasks first wait this long (one task's writes slow, the others' not). */
+    slowSaves?: SlowSaves['slow'];
     /** The LLM planner: creates are planned by the planner consumer, outside the partitions. */
     llm?: LlmPlannerOptions;
   } = {},
@@ -39,7 +41,12 @@ async function startOrchestrator(
   const steps: StepRun[] = [];
   const events: TaskEvent[] = [];
   const mongo = await connectMongo({ url: MONGO_URL, dbName: namespace, logger });
-  const tasks = opts.slowClearMs === undefined ? new TaskRepository(mongo) : new SlowClears(mongo, opts.slowClearMs);
+  const tasks =
+    opts.slowClearMs !== undefined
+      ? new SlowClears(mongo, opts.slowClearMs)
+      : opts.slowSaves
+        ? new SlowSaves(mongo, opts.slowSaves)
+        : new TaskRepository(mongo);
   const tools = new ToolRepository(mongo);
   await ensureIndexes(mongo);
   const broker = new Broker({ url: AMQP_URL, source: 'orchestrator', logger, namespace });
@@ -100,6 +107,21 @@ class SlowClears extends TaskRepository {
   override async clearOutboxes(published: readonly { id: string; version: number }[], opts?: { ended?: boolean }): Promise<void> {
     await sleep(this.delayMs);
     return super.clearOutboxes(published, opts);
+  }
+}
+
+/** The real repository, whose saves of the tasks named in `slow` each start `slow.ms` late. */
+class SlowSaves extends TaskRepository {
+  constructor(
+    conn: mongoose.Connection,
+    readonly slow: { ids: Set<string>; ms: number },
+  ) {
+    super(conn);
+  }
+
+  override async save(task: Parameters<TaskRepository['save']>[0]): Promise<void> {
+    if (this.slow.ids.has(task._id)) await sleep(this.slow.ms);
+    return super.save(task);
   }
 }
 
@@ -850,4 +872,57 @@ describe('clearing published outboxes (real broker and database)', () => {
     await taskWhen(reply.task.id, (t) => t.status === 'waiting', 'waiting');
     await taskWhen(reply.task.id, (t) => t.outbox.length === 0 && t.has_outbox === false, 'outbox cleared');
   }, 20_000);
+
+  describe('one account, several tasks', () => {
+    const slow = { ids: new Set<string>(), ms: 1500 };
+    let lanes: Orchestrator;
+    beforeAll(async () => {
+      lanes = await startOrchestrator(memoryLogger('orchestrator').logger, { slowSaves: slow });
+    });
+    afterAll(async () => {
+      await lanes?.stop();
+    });
+    const d = driver(() => lanes);
+
+    it("advances an account's tasks side by side: a step result whose write is slow holds up only its own task", async () => {
+      const acct = uniqueName('acct');
+      const a = await d.create(acct, 'Echo "a", then uppercase it');
+      const b = await d.create(acct, 'Echo "b", then uppercase it');
+      const [stepA, stepB] = [await d.stepFor(a.task.id), await d.stepFor(b.task.id)];
+      slow.ids.add(a.task.id);
+      const sent = Date.now();
+      await d.complete(stepA, { text: 'a' });
+      await d.complete(stepB, { text: 'b' });
+      await d.stepFor(b.task.id, 1);
+      const bAfter = Date.now() - sent;
+      await d.stepFor(a.task.id, 1);
+      const aAfter = Date.now() - sent;
+      // One writer for the partition, one lane per task: b's next step does not wait for a's write.
+      expect(bAfter).toBeLessThan(slow.ms / 2);
+      expect(aAfter).toBeGreaterThanOrEqual(slow.ms);
+      slow.ids.clear();
+    }, 20_000);
+
+    it("still admits one account's tasks one at a time against its limit while their results arrive together", async () => {
+      const acct = uniqueName('acct');
+      const created = [];
+      for (let i = 0; i < 6; i++) created.push(await d.create(acct, `Echo "t${i}"`, { concurrency_limit: 2 }));
+      expect(created.map((c) => c.task.status)).toEqual(['running', 'running', 'pending', 'pending', 'pending', 'pending']);
+      // Complete whatever runs, all at once, until every task is done; never more than 2 running.
+      let maxRunning = 0;
+      for (let round = 0; round < 6; round++) {
+        const all = await Promise.all(created.map((c) => lanes.tasks.get(c.task.id)));
+        const running = all.filter((t) => t?.status === 'running');
+        maxRunning = Math.max(maxRunning, running.length);
+        if (all.every((t) => t?.status === 'complete')) break;
+        await Promise.all(running.map(async (t) => d.complete(await d.stepFor(t!._id))));
+        await sleep(300);
+      }
+      await waitFor(async () => {
+        const all = await Promise.all(created.map((c) => lanes.tasks.get(c.task.id)));
+        return all.every((t) => t?.status === 'complete');
+      });
+      expect(maxRunning).toBeLessThanOrEqual(2);
+    }, 30_000);
+  });
 });
