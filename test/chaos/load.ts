@@ -35,36 +35,39 @@ export interface Job {
 
 const RETRYABLE_CODES = new Set(['idempotency_key_in_progress', 'temporarily_unavailable', 'internal_error', 'rate_limit_exceeded']);
 
-function jobFor(ref: string, n: number, account: ChaosAccount, scenario: string): Job {
-  const base = { ref, account, scenario, firstSentAt: 0, answers: [], outcome: 'in_flight' as const };
-  // 50 % one step, 25 % three steps (two progress webhooks), 15 % a sandbox Slack post
-  // for a user, 10 % a workflow over the depth limit (task.failed).
+/**
+ * The chaos suite's mix: 50 % one step, 25 % three steps (two progress webhooks), 15 % a sandbox
+ * Slack post for a user, 10 % a workflow over the depth limit (task.failed).
+ */
+function chaosMix(n: number): JobKind {
   const m = n % 20;
-  if (m < 10) {
-    const text = `chaos ${ref}`;
-    return { ...base, kind: 'echo', body: { prompt: `Echo "${text}"`, metadata: { ref } }, expect: { status: 'complete', text } };
+  return m < 10 ? 'echo' : m < 15 ? 'multi' : m < 18 ? 'slack' : 'deep';
+}
+
+function jobFor(ref: string, n: number, kind: JobKind, account: ChaosAccount, scenario: string): Job {
+  const base = { ref, account, scenario, firstSentAt: 0, answers: [], outcome: 'in_flight' as const };
+  switch (kind) {
+    case 'echo': {
+      const text = `chaos ${ref}`;
+      return { ...base, kind, body: { prompt: `Echo "${text}"`, metadata: { ref } }, expect: { status: 'complete', text } };
+    }
+    case 'multi':
+      return { ...base, kind, body: { prompt: 'For each number from 1 to 3, echo it', metadata: { ref } }, expect: { status: 'complete' } };
+    case 'slack':
+      return {
+        ...base,
+        kind,
+        body: { prompt: `Post "chaos ${ref}" to #eng`, metadata: { ref }, user_id: `user_${n % 7}` },
+        expect: { status: 'complete' },
+      };
+    case 'deep':
+      return {
+        ...base,
+        kind,
+        body: { prompt: 'For each number from 1 to 60, echo it', metadata: { ref } },
+        expect: { status: 'failed', errorCode: 'workflow_depth_exceeded' },
+      };
   }
-  if (m < 15)
-    return {
-      ...base,
-      kind: 'multi',
-      body: { prompt: 'For each number from 1 to 3, echo it', metadata: { ref } },
-      expect: { status: 'complete' },
-    };
-  if (m < 18) {
-    return {
-      ...base,
-      kind: 'slack',
-      body: { prompt: `Post "chaos ${ref}" to #eng`, metadata: { ref }, user_id: `user_${n % 7}` },
-      expect: { status: 'complete' },
-    };
-  }
-  return {
-    ...base,
-    kind: 'deep',
-    body: { prompt: 'For each number from 1 to 60, echo it', metadata: { ref } },
-    expect: { status: 'failed', errorCode: 'workflow_depth_exceeded' },
-  };
 }
 
 export class LoadGenerator {
@@ -82,6 +85,8 @@ export class LoadGenerator {
       ratePerSec: number;
       giveUpAfterMs: number;
       runId: string;
+      /** The kind of the n-th job (default: the chaos mix above). */
+      mix?: (n: number) => JobKind;
     },
   ) {}
 
@@ -115,7 +120,7 @@ export class LoadGenerator {
     const n = this.seq++;
     const ref = `${this.opts.runId}-${n}`;
     const account = this.opts.accounts[n % this.opts.accounts.length]!;
-    const job = jobFor(ref, n, account, this.scenario);
+    const job = jobFor(ref, n, (this.opts.mix ?? chaosMix)(n), account, this.scenario);
     this.jobs.push(job);
     const p = this.run(job).finally(() => this.inFlight.delete(p));
     this.inFlight.add(p);
