@@ -82,6 +82,7 @@ export class PartitionGroup<Q extends QueueSpec = QueueSpec> {
   private readonly listenUntil: number;
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
+  private working = false;
   private readonly beatMs: number;
   private readonly timeoutMs: number;
 
@@ -177,58 +178,73 @@ export class PartitionGroup<Q extends QueueSpec = QueueSpec> {
     this.members.set(beat.replica, { at: Date.now(), partitions: beat.partitions, active: beat.active });
   }
 
+  /** Every beat: the announcement, never held up by the work that follows it (a release waits for messages in hand). */
   private async tick(): Promise<void> {
     if (this.ticking) return;
     this.ticking = true;
     try {
       await this.beat();
     } catch (err) {
-      this.o.logger.debug('partition group tick skipped', { group: this.o.group, error: String(err) });
+      this.o.logger.debug('partition group beat skipped', { group: this.o.group, error: String(err) });
+      return;
     } finally {
       this.ticking = false;
+    }
+    if (this.working) return;
+    this.working = true;
+    try {
+      await this.work();
+    } catch (err) {
+      this.o.logger.debug('partition group work skipped', { group: this.o.group, error: String(err) });
+    } finally {
+      this.working = false;
     }
   }
 
   private async beat(): Promise<void> {
-    const { broker } = this.o;
     const owned = this.owned();
-    await broker.publish('partition.beat', { group: this.o.group, replica: this.id, partitions: this.partitions, active: owned });
+    await this.o.broker.publish('partition.beat', { group: this.o.group, replica: this.id, partitions: this.partitions, active: owned });
     const now = Date.now();
     this.members.set(this.id, { at: now, partitions: this.partitions, active: owned });
     for (const [id, m] of this.members) if (now - m.at > this.timeoutMs) this.members.delete(id);
-
-    if (!(await this.agree(now))) return;
-
     const membership = [...this.members.keys()].sort().join(' ');
     this.stableBeats = membership === this.membership ? this.stableBeats + 1 : 0;
     this.membership = membership;
     this.report(owned);
+  }
+
+  /** Agreement on the count, probes of the partitions nobody claims, and the hand-on of any excess. */
+  private async work(): Promise<void> {
+    const now = Date.now();
+    if (!(await this.agree(now))) return;
 
     // A replica silent for two beats may be gone: what it claimed is probed (its partitions' new
     // active consumers learn they are), and nobody hands anything on until it beats or times out.
     const fresh = [...this.members.values()].filter((m) => now - m.at <= 2 * this.beatMs);
     const claimed = new Set(fresh.flatMap((m) => m.active));
     for (let p = 0; p < this.partitions; p++) {
-      if (!claimed.has(p) && !this.releasing.has(p)) await broker.probe(this.queueOf(p), { group: this.o.group, replica: this.id });
+      if (!claimed.has(p) && !this.releasing.has(p)) await this.o.broker.probe(this.queueOf(p), { group: this.o.group, replica: this.id });
     }
 
     if (this.stableBeats < STABLE_BEATS || fresh.length < this.members.size) return;
-    const handOn = this.excess(owned);
+    const handOn = this.excess(this.owned());
     for (const p of handOn) await this.release(p);
     if (handOn.length > 0) this.stableBeats = 0;
   }
 
   /**
-   * What this replica hands on: everything over ceil(P / N); or, while some replica holds fewer
-   * than floor(P / N), one partition if this is the fullest (ties: the lowest id), so a replica that
-   * came last does not stay short when everyone else sits at the ceiling.
+   * What this replica hands on: everything over ceil(P / N); or, while every partition is claimed
+   * and some replica holds fewer than floor(P / N), one partition if this is the fullest (ties: the
+   * lowest id), so a replica that came last does not stay short when everyone else sits at the ceiling.
    */
   private excess(owned: number[]): number[] {
     const most = Math.ceil(this.partitions / this.members.size);
     if (owned.length > most) return owned.slice(most);
     const least = Math.floor(this.partitions / this.members.size);
     const held = [...this.members].map(([id, m]) => ({ id, count: id === this.id ? owned.length : m.active.length }));
-    if (!held.some((h) => h.count < least) || owned.length <= least) return [];
+    // Only once every partition is claimed: one on its way to another replica may be the one it lacks.
+    const claimed = held.reduce((n, h) => n + h.count, 0);
+    if (claimed < this.partitions || !held.some((h) => h.count < least) || owned.length <= least) return [];
     const fullest = held.reduce((a, b) => (b.count > a.count || (b.count === a.count && b.id < a.id) ? b : a));
     return fullest.id === this.id ? owned.slice(-1) : [];
   }
