@@ -47,6 +47,8 @@ describe('PartitionGroup (RabbitMQ integration)', () => {
   /** Partitions with a handler running now, and whether two ever ran at once. */
   let writing: Map<number, string>;
   let overlaps: string[];
+  /** Every handling: partition, replica, when it ended. */
+  let handlings: { p: number; replica: string; at: number }[];
 
   beforeEach(() => {
     ns = uniqueName('grp');
@@ -55,6 +57,7 @@ describe('PartitionGroup (RabbitMQ integration)', () => {
     handled = new Map();
     writing = new Map();
     overlaps = [];
+    handlings = [];
   });
 
   afterEach(async () => {
@@ -86,6 +89,7 @@ describe('PartitionGroup (RabbitMQ integration)', () => {
           const list = handled.get(cancel.account_id) ?? [];
           list.push(Number(cancel.task_id.slice('task_'.length)));
           handled.set(cancel.account_id, list);
+          handlings.push({ p, replica: name, at: Date.now() });
         } finally {
           writing.delete(p);
         }
@@ -129,6 +133,19 @@ describe('PartitionGroup (RabbitMQ integration)', () => {
     }
   }
 
+  /** For every change of writer on a partition, the time between the old one's last handling and the new one's first, sorted. */
+  function handOverPauses(): number[] {
+    const out: number[] = [];
+    for (let p = 0; p < PARTITIONS; p++) {
+      const on = handlings.filter((h) => h.p === p);
+      for (let i = 1; i < on.length; i++) {
+        const [a, b] = [on[i - 1], on[i]];
+        if (a && b && a.replica !== b.replica) out.push(b.at - a.at);
+      }
+    }
+    return out.sort((x, y) => x - y);
+  }
+
   /** Each account's messages were all handled, the first handling of each in publishing order. */
   function expectEveryMessageInOrder(accounts: string[], perAccount: number): void {
     for (const account of accounts) {
@@ -155,6 +172,13 @@ describe('PartitionGroup (RabbitMQ integration)', () => {
 
     expect(overlaps).toEqual([]);
     expectEveryMessageInOrder(accounts, 40);
+    // A hand-over pauses its partition: from the old writer's last handling to the new one's first.
+    const pauses = handOverPauses();
+    expect(pauses.length).toBeGreaterThan(0);
+    process.stdout.write(
+      `partition-group: ${pauses.length} hand-overs under traffic, pause p50 ${pauses[Math.floor(pauses.length / 2)]} ms, max ${pauses.at(-1)} ms\n`,
+    );
+    expect(pauses.at(-1)).toBeLessThan(2000);
     expect([...ownership().values()].map((o) => o.length).sort()).toEqual([2, 3, 3]);
     // Two beats of stable membership, then a hand-over or two per partition moved: a few beats.
     expect(balancedAfterMs).toBeLessThan(10_000);
