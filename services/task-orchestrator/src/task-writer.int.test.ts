@@ -905,17 +905,17 @@ describe('clearing published outboxes (real broker and database)', () => {
 
     it("still admits one account's tasks one at a time against its limit while their results arrive together", async () => {
       const acct = uniqueName('acct');
-      const created = [];
+      const created: Awaited<ReturnType<typeof d.create>>[] = [];
       for (let i = 0; i < 6; i++) created.push(await d.create(acct, `Echo "t${i}"`, { concurrency_limit: 2 }));
       expect(created.map((c) => c.task.status)).toEqual(['running', 'running', 'pending', 'pending', 'pending', 'pending']);
       // Complete whatever runs, all at once, until every task is done; never more than 2 running.
       let maxRunning = 0;
       for (let round = 0; round < 6; round++) {
         const all = await Promise.all(created.map((c) => lanes.tasks.get(c.task.id)));
-        const running = all.filter((t) => t?.status === 'running');
+        const running = all.filter((t) => t !== undefined && t !== null && t.status === 'running');
         maxRunning = Math.max(maxRunning, running.length);
         if (all.every((t) => t?.status === 'complete')) break;
-        await Promise.all(running.map(async (t) => d.complete(await d.stepFor(t!._id))));
+        await Promise.all(running.map(async (t) => d.complete(await d.stepFor(t?._id ?? ''))));
         await sleep(300);
       }
       await waitFor(async () => {
