@@ -71,7 +71,7 @@ try {
   console.log(`one account, ${STEPS}-step tasks (text tool), concurrency limit 1000000`);
   console.log(`one task alone: ${aloneMs} ms (${round((STEPS * 1000) / aloneMs)} steps/s)`);
   console.log(
-    `${TASKS} at once: p50 ${round(p(each, 0.5))} ms, slowest ${Math.max(...each)} ms (${round((TASKS * STEPS * 1000) / Math.max(...each))} steps/s for the account), ${round(Math.max(...each) / aloneMs * 10) / 10}x the time of one`,
+    `${TASKS} at once: p50 ${round(p(each, 0.5))} ms, slowest ${Math.max(...each)} ms (${round((TASKS * STEPS * 1000) / Math.max(...each))} steps/s for the account), ${round((Math.max(...each) / aloneMs) * 10) / 10}x the time of one`,
   );
   console.log(
     `create latency: idle p50 ${round(p(idle, 0.5))} / p99 ${round(p(idle, 0.99))} ms; while the ${TASKS} run p50 ${round(p(during, 0.5))} / p99 ${round(p(during, 0.99))} ms (${during.length} creates, ${round((p(during, 0.5) / p(idle, 0.5)) * 10) / 10}x idle at p50)`,
