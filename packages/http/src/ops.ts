@@ -38,10 +38,20 @@ export async function startOpsServer(options: OpsServerOptions): Promise<http.Se
 export function closeServer(server: http.Server | undefined): Promise<void> {
   if (!server) return Promise.resolve();
   return new Promise((resolve) => {
-    server.close(() => resolve());
+    // A connection busy now goes idle once its answer is sent, and keep-alive would then hold it
+    // (and the close) open for its whole timeout: close idle ones again until none is left.
+    const sweep = setInterval(() => server.closeIdleConnections(), CLOSE_SWEEP_MS);
+    sweep.unref();
+    server.close(() => {
+      clearInterval(sweep);
+      resolve();
+    });
     server.closeIdleConnections();
   });
 }
+
+/** How soon a keep-alive connection is closed after its last answer, once the server is closing. */
+const CLOSE_SWEEP_MS = 50;
 
 /**
  * Runs `stop` once on SIGTERM or SIGINT, then exits 0 (or 1 if stopping failed or
