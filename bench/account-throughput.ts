@@ -6,11 +6,13 @@
  *
  *   pnpm exec tsx bench/account-throughput.ts     (STEPS=50, TASKS=10, after `pnpm build` and scripts/infra.sh up)
  */
+import os from 'node:os';
 import { removeStack, startStack } from '@tes/testing';
 import { benchAccountKeys } from './lib/accounts.js';
 import { keepAliveClient } from './lib/http-client.js';
 import { startWebhookReceiver } from './lib/receiver.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
+import { cpuMeter } from './lib/proc.js';
 
 const STEPS = Number(process.env['STEPS'] ?? 50);
 const TASKS = Number(process.env['TASKS'] ?? 10);
@@ -62,16 +64,30 @@ try {
   const aloneMs = receiver.completeAt.get(alone.id)! - t1;
 
   const t2 = Date.now();
+  const cpu = cpuMeter(stack);
   const many = await Promise.all(Array.from({ length: TASKS }, () => create(PROMPT)));
   const finished = done(many.map((m) => m.id));
   const during = await probeCreates(finished);
   await finished;
   const each = many.map((m) => receiver.completeAt.get(m.id)! - t2);
+  // How much of the machine the ten used: near every core, the machine and not the partition bounds them.
+  const used = cpu.stop();
+  const busyS = [...used].filter(([g]) => g !== 'load generator' && g !== 'other').reduce((n, [, s]) => n + s, 0);
+  const spanS = (Date.now() - t2) / 1000;
 
   console.log(`one account, ${STEPS}-step tasks (text tool), concurrency limit 1000000`);
   console.log(`one task alone: ${aloneMs} ms (${round((STEPS * 1000) / aloneMs)} steps/s)`);
   console.log(
     `${TASKS} at once: p50 ${round(p(each, 0.5))} ms, slowest ${Math.max(...each)} ms (${round((TASKS * STEPS * 1000) / Math.max(...each))} steps/s for the account), ${round((Math.max(...each) / aloneMs) * 10) / 10}x the time of one`,
+  );
+  console.log(
+    `the stack used ${round((busyS / spanS) * 100) / 100} of ${os.cpus().length} cores while the ${TASKS} ran (${round((busyS * 1000) / (TASKS * STEPS))} ms of CPU per step): ${[
+      ...used,
+    ]
+      .filter(([, s]) => s > 0.05)
+      .sort((a, b) => b[1] - a[1])
+      .map(([g, s]) => `${g} ${round((s / spanS) * 100) / 100}`)
+      .join(', ')}`,
   );
   console.log(
     `create latency: idle p50 ${round(p(idle, 0.5))} / p99 ${round(p(idle, 0.99))} ms; while the ${TASKS} run p50 ${round(p(during, 0.5))} / p99 ${round(p(during, 0.99))} ms (${during.length} creates, ${round((p(during, 0.5) / p(idle, 0.5)) * 10) / 10}x idle at p50)`,

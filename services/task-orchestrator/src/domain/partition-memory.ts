@@ -117,6 +117,11 @@ export class PartitionMemory {
     return d && structuredClone(d);
   }
 
+  /** How many steps the task's workflow has, if this writer knows the task (no copy made). */
+  stepCount(id: string): number | undefined {
+    return this.docs.get(id)?.workflow?.length;
+  }
+
   /** Remembers the task as just written (a copy); finished tasks are forgotten. */
   wrote(doc: Task): void {
     if (TERMINAL_STATUSES.includes(doc.status)) this.docs.delete(doc._id);

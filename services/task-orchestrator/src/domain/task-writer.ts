@@ -182,17 +182,23 @@ export class TaskWriter {
 
   /**
    * In the task's lane when the task stays running; a result that changes its status (it ends,
-   * or waits for consent) is applied again under the account's lane, which admits the next.
+   * or waits for consent) is applied under the account's lane, which admits the next: at once when
+   * the message says so (a last step, a failure), else after the task's lane found it out.
    */
   async stepResult(mem: PartitionMemory, res: StepResult): Promise<void> {
-    const settled = await mem.task(res.task_id, async () => {
-      const task = await this.load(mem, res.task_id);
-      const next = task && applyStepResult(task, res, this.context());
-      if (!task || !next) return true;
-      if (next.status !== task.status) return false;
-      await this.commit(mem, task, next);
-      return true;
-    });
+    // A result that will end its task (its last step, or not complete) goes to the account's lane at once.
+    const steps = mem.stepCount(res.task_id);
+    const likelyEnds = steps === undefined || res.outcome !== 'complete' || res.step_index + 1 >= steps;
+    const settled =
+      !likelyEnds &&
+      (await mem.task(res.task_id, async () => {
+        const task = await this.load(mem, res.task_id);
+        const next = task && applyStepResult(task, res, this.context());
+        if (!task || !next) return true;
+        if (next.status !== task.status) return false;
+        await this.commit(mem, task, next);
+        return true;
+      }));
     if (settled) return;
     await mem.account(res.account_id, async () => {
       const changed = await mem.task(res.task_id, async () => {
