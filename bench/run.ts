@@ -9,7 +9,9 @@ import os from 'node:os';
 import { QUEUES, DEFAULT_PARTITIONS, newId } from '@tes/contracts';
 import { createLogger } from '@tes/logger';
 import { Broker } from '@tes/messaging';
-import { AMQP_URL, MONGO_URL, admin, removeStack, startStack, type Stack } from '@tes/testing';
+import { AMQP_URL, MONGO_URL, removeStack, startStack, type Stack } from '@tes/testing';
+import { adminCli } from './lib/admin-cli.js';
+import { brokerConnected, publishConfirmed } from './lib/bench-broker.js';
 import { cpuWorkUnits, dbRates, httpsHello, rabbitRoundTrip, type Ceilings } from './lib/ceilings.js';
 import { keepAliveClient } from './lib/http-client.js';
 import { benchAccountKeys } from './lib/accounts.js';
@@ -46,11 +48,20 @@ interface NewAccount {
 
 const log = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
 
-async function queueBacklog(broker: Broker): Promise<number> {
+/**
+ * Messages waiting in the stack's queues, read once the bench's broker connection is up (it
+ * recovers by itself after a drop); undefined when a queue could not be read (not a zero).
+ */
+async function queueBacklog(broker: Broker): Promise<number | undefined> {
   const names: string[] = [QUEUES.executorSteps.name, QUEUES.dispatcherTaskEvents.name];
   for (let p = 0; p < DEFAULT_PARTITIONS; p++) names.push(QUEUES.orchestratorPartition(p).name, QUEUES.gatewayTaskEvents(p).name);
+  await brokerConnected(broker);
   let total = 0;
-  for (const n of names) total += await broker.queueDepth(n).catch(() => 0);
+  for (const n of names) {
+    const depth = await broker.queueDepth(n).catch(() => undefined);
+    if (depth === undefined) return undefined;
+    total += depth;
+  }
   return total;
 }
 
@@ -78,7 +89,7 @@ async function settle(broker: Broker, deliveries: () => number, stack: Stack): P
   while (Date.now() - t0 < SETTLE_MAX_MS) {
     await new Promise((r) => setTimeout(r, 500));
     const now = deliveries();
-    if (now !== seen || (await queueBacklog(broker)) > 0) {
+    if (now !== seen || (await queueBacklog(broker)) !== 0) {
       seen = now;
       quietSince = Date.now();
     } else if (Date.now() - quietSince >= 1500 && (await stackCpuShare(stack, 1000)) < QUIET_CPU_SHARE) break;
@@ -143,11 +154,13 @@ async function main(): Promise<void> {
       return JSON.parse(r.body) as { id: string };
     };
     await create();
+    // Its warnings are the bench's to show: a lost connection and its recovery (publishes retry meanwhile).
     const broker = new Broker({
       url: AMQP_URL,
       source: 'bench',
-      logger: createLogger({ service: 'bench', level: 'error' }),
+      logger: createLogger({ service: 'bench', level: 'warn' }),
       namespace: stack.namespace,
+      connectionName: `bench ${process.pid}`,
     });
     await broker.connect();
     const settled = async (after: string) => {
@@ -223,7 +236,7 @@ async function main(): Promise<void> {
           return '201';
         },
       });
-      const backlogAtEnd = await queueBacklog(broker);
+      const backlogAtEnd = (await queueBacklog(broker)) ?? NaN;
       const deadline = Date.now() + 30_000;
       while (Date.now() < deadline && [...scheduledAt.keys()].some((id) => !receiver.completeAt.has(id)))
         await new Promise((res) => setTimeout(res, 100));
@@ -314,44 +327,50 @@ async function main(): Promise<void> {
     const fanout = async (label: string, pathOf: (i: number) => string, events: number) => {
       const accounts: string[] = [];
       const paths: string[] = [];
+      const setupT0 = Date.now();
       for (let i = 0; i < 20; i++) {
-        const a = (await admin(['accounts', 'create', '--name', `fan${i}`], stack.adminEnv)) as NewAccount;
+        const a = (await adminCli(['accounts', 'create', '--name', `fan${i}`], stack.adminEnv)) as NewAccount;
         const path = `${pathOf(i)}/${label}-${i}`;
-        await admin(['webhooks', 'set', '--account', a.account_id, '--env', 'test', '--url', `${receiver.base}${path}`], stack.adminEnv);
+        await adminCli(['webhooks', 'set', '--account', a.account_id, '--env', 'test', '--url', `${receiver.base}${path}`], stack.adminEnv);
         accounts.push(a.account_id);
         paths.push(path);
       }
+      log(`fan-out ${label}: 20 accounts and their webhooks set in ${Math.round((Date.now() - setupT0) / 100) / 10} s`);
       const sentAt = new Map<string, number>();
       const before = receiver.deliveries.length;
       const t0 = Date.now();
+      let retried = 0;
       await Promise.all(
         Array.from({ length: events }, async (_, i) => {
           const acct = accounts[i % accounts.length] ?? '';
           const taskId = newId('task');
           const now = new Date().toISOString();
           sentAt.set(taskId, Date.now());
-          await broker.publish(
-            'task.event',
-            {
-              kind: 'completed',
-              version: 1,
-              task: {
-                id: taskId,
-                account_id: acct,
-                environment: 'test',
-                user_id: null,
-                status: 'complete',
-                tool: 'text',
-                metadata: {},
-                created_at: now,
-                completed_at: now,
-                result: { text: 'fan' },
+          retried += await publishConfirmed(broker, () =>
+            broker.publish(
+              'task.event',
+              {
+                kind: 'completed',
+                version: 1,
+                task: {
+                  id: taskId,
+                  account_id: acct,
+                  environment: 'test',
+                  user_id: null,
+                  status: 'complete',
+                  tool: 'text',
+                  metadata: {},
+                  created_at: now,
+                  completed_at: now,
+                  result: { text: 'fan' },
+                },
               },
-            },
-            { partitionKey: acct, messageId: `evt_${taskId}_1` },
+              { partitionKey: acct, messageId: `evt_${taskId}_1` },
+            ),
           );
         }),
       );
+      if (retried > 0) log(`fan-out ${label}: ${retried} publishes sent again after the broker connection dropped`);
       const deadline = Date.now() + 60_000;
       while (Date.now() < deadline && receiver.deliveries.length - before < events) await new Promise((res) => setTimeout(res, 50));
       const got = receiver.deliveries.slice(before);
