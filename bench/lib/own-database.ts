@@ -54,11 +54,13 @@ export async function benchDatabase(): Promise<BenchDatabase> {
   const server = new OwnMongo(root, { kind: 'ferretdb', name: 'bench' });
   let gone = false;
   // Whatever ends the process without close(): an exit hook cannot wait, so kill -9 and dropdb, synchronously.
+  // The directory goes first: on Ctrl-C, pnpm and tsx may kill this process during the slower
+  // dropdb (which then finishes on its own).
   const onExit = () => {
     if (gone) return;
     gone = true;
+    rmSync(root, { recursive: true, force: true, maxRetries: 2 });
     server.destroyNow();
-    rmSync(root, { recursive: true, force: true });
   };
   // A listener replaces Node's own exit on these signals: exit as it would have, the hook above included.
   const onSignal = (signal: NodeJS.Signals) => {
