@@ -5,6 +5,9 @@
  * customer.
  *
  *   pnpm exec tsx bench/account-throughput.ts     (STEPS=50, TASKS=10, after `pnpm build` and scripts/infra.sh up)
+ *
+ * Runs on a FerretDB of its own (bench/lib/own-database.ts: other clients' schema changes on the
+ * machine's shared server stall every task); BENCH_SHARED_DB=1 runs on the shared one.
  */
 import os from 'node:os';
 import { removeStack, startStack } from '@tes/testing';
@@ -13,14 +16,17 @@ import { keepAliveClient } from './lib/http-client.js';
 import { startWebhookReceiver } from './lib/receiver.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { cpuMeter } from './lib/proc.js';
+import { benchDatabase } from './lib/own-database.js';
 
 const STEPS = Number(process.env['STEPS'] ?? 50);
 const TASKS = Number(process.env['TASKS'] ?? 10);
 const PROMPT = JSON.stringify({ prompt: 'Echo "a b c"' + ', then uppercase it'.repeat(STEPS - 1) });
 const PROBE = JSON.stringify({ prompt: 'Echo "probe"', mode: 'test' });
 
+const db = await benchDatabase();
+console.log(`database: ${db.describe}`);
 const receiver = await startWebhookReceiver();
-const stack = await startStack({ env: { '*': { LOG_LEVEL: 'warn' }, gateway: await gatewayTlsEnv() } });
+const stack = await startStack({ mongoUrl: db.mongoUrl, env: { '*': { LOG_LEVEL: 'warn' }, gateway: await gatewayTlsEnv() } });
 try {
   const [key] = await benchAccountKeys(stack, 'acct', `${receiver.base}/ok/main`, 1);
   const client = keepAliveClient(32);
@@ -96,4 +102,5 @@ try {
   await stack.stopAll();
   await removeStack(stack);
   await receiver.close();
+  await db.close();
 }

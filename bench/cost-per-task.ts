@@ -7,10 +7,13 @@
  *    from /proc: which of them bounds the rate on this machine;
  * by N.
  *
- *   pnpm exec tsx bench/cost-per-task.ts        (TASKS=1000, FERRETDB_DEBUG_URL=http://127.0.0.1:8088)
+ *   pnpm exec tsx bench/cost-per-task.ts        (TASKS=1000)
  *
  * ORCHESTRATORS=3 runs that many orchestrator replicas (the partition group spreads the partitions
  * over them; their CPU adds up in the task-orchestrator row): what the balancing costs.
+ *
+ * Runs on a FerretDB of its own (bench/lib/own-database.ts: other clients' schema changes on the
+ * machine's shared server stall every task); BENCH_SHARED_DB=1 runs on the shared one.
  */
 import os from 'node:os';
 import { freePort, removeStack, startService, startStack, waitReady, type ServiceProcess } from '@tes/testing';
@@ -20,12 +23,19 @@ import { startWebhookReceiver } from './lib/receiver.js';
 import { commandCounts, countsSince, perTask, type CommandCounts } from './lib/db-commands.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
 import { cpuMeter, cpuPerTaskMs } from './lib/proc.js';
+import { benchDatabase } from './lib/own-database.js';
 
 const TASKS = Number(process.env['TASKS'] ?? 1000);
 const receiver = await startWebhookReceiver();
 const NODE_ARGS = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 const ORCHESTRATORS = Number(process.env['ORCHESTRATORS'] ?? 1);
-const stack = await startStack({ nodeArgs: NODE_ARGS, env: { '*': { LOG_LEVEL: 'warn' }, gateway: await gatewayTlsEnv() } });
+const db = await benchDatabase();
+process.stderr.write(`database: ${db.describe}\n`);
+const stack = await startStack({
+  mongoUrl: db.mongoUrl,
+  nodeArgs: NODE_ARGS,
+  env: { '*': { LOG_LEVEL: 'warn' }, gateway: await gatewayTlsEnv() },
+});
 const replicas: ServiceProcess[] = [];
 try {
   for (let i = 1; i < ORCHESTRATORS; i++) {
@@ -42,8 +52,8 @@ try {
   // The idle stack's own traffic over a fixed window, to subtract.
   const idleMs = 5000;
   const counts = async (): Promise<CommandCounts> => {
-    const c = await commandCounts();
-    if (!c) throw new Error('no FerretDB /debug/metrics at FERRETDB_DEBUG_URL (scripts/infra.sh serves it on 127.0.0.1:8088)');
+    const c = await commandCounts(db.debugUrl);
+    if (!c) throw new Error(`no FerretDB /debug/metrics at ${db.debugUrl}`);
     return c;
   };
   const idle0 = await counts();
@@ -104,4 +114,5 @@ try {
   await stack.stopAll();
   await removeStack(stack);
   await receiver.close();
+  await db.close();
 }

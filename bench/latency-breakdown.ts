@@ -16,13 +16,17 @@
  * services' database commands slower than SLOW_COMMAND_MS (default 100; DB_SLOW_COMMAND_MS, the
  * pool wait apart), their GC pauses (`node --trace-gc`; TRACE_GC=0 leaves it off), a probe's own
  * updates on the MongoDB-wire server, and per second PostgreSQL's activity and autovacuum,
- * FerretDB's schema changes (by any client of the shared server), RabbitMQ's connection states
+ * FerretDB's schema changes (by any client of the server), RabbitMQ's connection states
  * and the machine's load. A summary says which signal the slow tasks share.
  *
  *   RATE=50 SECONDS=60 SLOWEST=15 pnpm bench:stall
+ *
+ * Runs on a FerretDB of its own (bench/lib/own-database.ts), so the schema changes of other
+ * clients no longer reach it and the signals above are the stack's own; BENCH_SHARED_DB=1 runs on
+ * the machine's shared server (what the stall trace of 2026-11-28 measured).
  */
 import { MongoClient } from 'mongodb';
-import { MONGO_URL, removeStack, stackDatabase, startStack } from '@tes/testing';
+import { removeStack, stackDatabase, startStack } from '@tes/testing';
 import { benchAccountKeys } from './lib/accounts.js';
 import { keepAliveClient } from './lib/http-client.js';
 import { openLoad, summarize } from './lib/load.js';
@@ -30,6 +34,7 @@ import { startWebhookReceiver } from './lib/receiver.js';
 import { printStallReport, type TaskHops } from './lib/stall-report.js';
 import { recordStallSignals, stackAutovacuum } from './lib/stall-signals.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
+import { benchDatabase } from './lib/own-database.js';
 
 const RATE = Number(process.env['RATE'] ?? 50);
 const SECONDS = Number(process.env['SECONDS'] ?? 20);
@@ -42,13 +47,16 @@ interface Times {
   answered?: number;
 }
 
+const server = await benchDatabase();
+console.log(`database: ${server.describe}`);
 const receiver = await startWebhookReceiver();
 const stack = await startStack({
+  mongoUrl: server.mongoUrl,
   env: { '*': { LOG_LEVEL: 'warn', DB_SLOW_COMMAND_MS: SLOW_COMMAND_MS }, gateway: await gatewayTlsEnv() },
   nodeArgs: TRACE_GC ? ['--trace-gc'] : [],
 });
-const mongo = await MongoClient.connect(MONGO_URL);
-const signals = recordStallSignals(stack);
+const mongo = await MongoClient.connect(server.mongoUrl);
+const signals = recordStallSignals(stack, server);
 try {
   const keys = await benchAccountKeys(stack, 'hops', `${receiver.base}/ok/main`);
   const client = keepAliveClient(256);
@@ -197,7 +205,7 @@ try {
     tasks: spans,
     start,
     signals,
-    autovacuum: await stackAutovacuum(stack.namespace),
+    autovacuum: await stackAutovacuum(stack.namespace, server),
     slowest: Number(process.env['SLOWEST'] ?? 10),
   });
 } finally {
@@ -206,4 +214,5 @@ try {
   await stack.stopAll();
   await removeStack(stack);
   await receiver.close();
+  await server.close();
 }

@@ -9,6 +9,9 @@
  * Also counts the tasks whose webhook arrived, so the figures are those of a stack doing the work.
  *
  *   RATE=30 MINUTES=10 pnpm bench:memory
+ *
+ * Runs on a FerretDB of its own (bench/lib/own-database.ts: other clients' schema changes on the
+ * machine's shared server stall every task); BENCH_SHARED_DB=1 runs on the shared one.
  */
 import { removeStack, startStack } from '@tes/testing';
 import { benchAccountKeys } from './lib/accounts.js';
@@ -17,6 +20,7 @@ import { openLoad } from './lib/load.js';
 import { memoryMb, type MemoryMb } from './lib/proc.js';
 import { startWebhookReceiver } from './lib/receiver.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
+import { benchDatabase } from './lib/own-database.js';
 
 const RATE = Number(process.env['RATE'] ?? 30);
 const MINUTES = Number(process.env['MINUTES'] ?? 10);
@@ -27,8 +31,14 @@ const NODE_ARGS = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boole
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (msg: string) => process.stderr.write(`memory: ${msg}\n`);
 
+const db = await benchDatabase();
+log(`database: ${db.describe}`);
 const receiver = await startWebhookReceiver();
-const stack = await startStack({ nodeArgs: NODE_ARGS, env: { '*': { LOG_LEVEL: 'warn' }, gateway: await gatewayTlsEnv() } });
+const stack = await startStack({
+  mongoUrl: db.mongoUrl,
+  nodeArgs: NODE_ARGS,
+  env: { '*': { LOG_LEVEL: 'warn' }, gateway: await gatewayTlsEnv() },
+});
 try {
   const keys = await benchAccountKeys(stack, 'mem', `${receiver.base}/ok/main`);
   await sleep(5000); // as bench/idle-memory.ts: the boot's allocations settled
@@ -85,4 +95,5 @@ try {
   await stack.stopAll();
   await removeStack(stack);
   await receiver.close();
+  await db.close();
 }

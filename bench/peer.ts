@@ -10,6 +10,10 @@
  * BENCH_SECONDS (measured, default 10), BENCH_WARMUP_SECONDS (2), BENCH_RUNS (1),
  * BENCH_PEER_RATES (10,25,50), BENCH_PEER_SEARCH_RATES (5,15,35,75,100,150), BENCH_PEER_SIDES
  * (service,peer). Writes bench/results/peer.json and bench/results/peer.md.
+ *
+ * This service runs on a FerretDB of its own (bench/lib/own-database.ts: other clients' schema
+ * changes on the machine's shared server stall every task); BENCH_SHARED_DB=1 runs it on the
+ * shared one. The peer keeps its own in-memory SQLite either way.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -19,6 +23,7 @@ import { pidCpuMeter } from './lib/pid-cpu.js';
 import { measureStep, sustains, type Side, type StepResult, type StepSettings } from './peer/measure.js';
 import { startTemporalPeer, type PeerWorkflow } from './peer/temporal.js';
 import { startThisService } from './peer/this-service.js';
+import { benchDatabase } from './lib/own-database.js';
 
 const list = (name: string, fallback: number[]) => (process.env[name] ? String(process.env[name]).split(',').map(Number) : fallback);
 const SETTINGS: StepSettings = {
@@ -95,8 +100,10 @@ async function main(): Promise<void> {
   try {
     const sidesOf: ((shape: (typeof SHAPES)[number]) => Promise<[string, Side]>)[] = [];
     if (SIDES.includes('service')) {
-      log('this service: starting the stack');
-      const service = await startThisService(`${receiver.base}/ok/service`, receiver.completeAt);
+      const db = await benchDatabase();
+      stops.push(() => db.close());
+      log(`this service: starting the stack on ${db.describe}`);
+      const service = await startThisService(db.mongoUrl, `${receiver.base}/ok/service`, receiver.completeAt);
       stops.push(() => service.stop());
       sidesOf.push(async (shape) => {
         // The shape is what the planner made of the prompt and the executor ran, not an assumption.

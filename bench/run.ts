@@ -3,13 +3,19 @@
  * figure beside the raw ceilings of the same machine, measured in the same run.
  * BENCH_QUICK=1 shortens every phase (a smoke run, not a report); BENCH_RENDER_FROM=<a run's JSON>
  * only rewrites the report from it.
+ *
+ * The stack runs on a FerretDB of the bench's own (bench/lib/own-database.ts: other clients' schema
+ * changes on the machine's shared server stall every task); BENCH_SHARED_DB=1 runs it on the shared
+ * one. The database ceilings and command counts are those of the server the stack uses.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { QUEUES, DEFAULT_PARTITIONS, newId } from '@tes/contracts';
 import { createLogger } from '@tes/logger';
 import { Broker } from '@tes/messaging';
-import { AMQP_URL, MONGO_URL, admin, removeStack, startStack, type Stack } from '@tes/testing';
+import { AMQP_URL, removeStack, startStack, type Stack } from '@tes/testing';
+import { adminCli } from './lib/admin-cli.js';
+import { brokerConnected, publishConfirmed } from './lib/bench-broker.js';
 import { cpuWorkUnits, dbRates, httpsHello, rabbitRoundTrip, type Ceilings } from './lib/ceilings.js';
 import { keepAliveClient } from './lib/http-client.js';
 import { benchAccountKeys } from './lib/accounts.js';
@@ -17,6 +23,7 @@ import { startWebhookReceiver } from './lib/receiver.js';
 import { cpuMeter, cpuPerTaskMs, isStackProcess, rssMb, type CpuPerTask } from './lib/proc.js';
 import { commandCounts, countsSince, dbBoundTasksPerS, perTask } from './lib/db-commands.js';
 import { gatewayTlsEnv } from './lib/tls-files.js';
+import { benchDatabase, type BenchDatabase } from './lib/own-database.js';
 import { median, medianSummary, openLoad, summarize, type LatencySummary } from './lib/load.js';
 
 const QUICK = process.env['BENCH_QUICK'] === '1';
@@ -46,11 +53,20 @@ interface NewAccount {
 
 const log = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
 
-async function queueBacklog(broker: Broker): Promise<number> {
+/**
+ * Messages waiting in the stack's queues, read once the bench's broker connection is up (it
+ * recovers by itself after a drop); undefined when a queue could not be read (not a zero).
+ */
+async function queueBacklog(broker: Broker): Promise<number | undefined> {
   const names: string[] = [QUEUES.executorSteps.name, QUEUES.dispatcherTaskEvents.name];
   for (let p = 0; p < DEFAULT_PARTITIONS; p++) names.push(QUEUES.orchestratorPartition(p).name, QUEUES.gatewayTaskEvents(p).name);
+  await brokerConnected(broker);
   let total = 0;
-  for (const n of names) total += await broker.queueDepth(n).catch(() => 0);
+  for (const n of names) {
+    const depth = await broker.queueDepth(n).catch(() => undefined);
+    if (depth === undefined) return undefined;
+    total += depth;
+  }
   return total;
 }
 
@@ -78,7 +94,7 @@ async function settle(broker: Broker, deliveries: () => number, stack: Stack): P
   while (Date.now() - t0 < SETTLE_MAX_MS) {
     await new Promise((r) => setTimeout(r, 500));
     const now = deliveries();
-    if (now !== seen || (await queueBacklog(broker)) > 0) {
+    if (now !== seen || (await queueBacklog(broker)) !== 0) {
       seen = now;
       quietSince = Date.now();
     } else if (Date.now() - quietSince >= 1500 && (await stackCpuShare(stack, 1000)) < QUIET_CPU_SHARE) break;
@@ -92,22 +108,33 @@ type CreateLatency = LatencySummary & { errors: number; error_kinds?: Record<str
 const createErrors = (v: { create_errors?: number }) => (v.create_errors === undefined ? '' : `create errors ${v.create_errors}, `);
 
 async function main(): Promise<void> {
+  const db = await benchDatabase();
+  try {
+    await measure(db);
+  } finally {
+    await db.close();
+  }
+}
+
+async function measure(db: BenchDatabase): Promise<void> {
   const startedAt = new Date().toISOString();
   const loadAtStart = os.loadavg().map((l) => Math.round(l * 100) / 100);
   log(`machine: ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; quick=${QUICK}`);
+  log(`database: ${db.describe}`);
 
   log('ceilings: HTTPS hello world, RabbitMQ confirmed round trip, database rates');
   const hello = await httpsHello(QUICK ? 2000 : 5000);
   const ceilings: Ceilings = {
     ...hello,
     rabbitmq_confirmed_roundtrip_msgs_per_s: await rabbitRoundTrip(AMQP_URL, QUICK ? 5000 : 20_000),
-    ...(await dbRates(MONGO_URL, QUICK ? 1000 : 4000)),
+    ...(await dbRates(db.mongoUrl, QUICK ? 1000 : 4000)),
     cpu_work_units_per_s: cpuWorkUnits(QUICK ? 1000 : 3000),
   };
   log(JSON.stringify(ceilings));
 
   const receiver = await startWebhookReceiver();
   const stack = await startStack({
+    mongoUrl: db.mongoUrl,
     nodeArgs: NODE_ARGS,
     env: {
       '*': { LOG_LEVEL: 'warn' },
@@ -121,10 +148,10 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 1500));
     const memoryStarted = rssMb(stack);
     // Idle: after a quiet while, once V8's memory reducer has had its chance, as in a real deployment.
-    const idleCounts0 = await commandCounts();
+    const idleCounts0 = await commandCounts(db.debugUrl);
     await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
     const memoryIdle = rssMb(stack);
-    const idleCounts1 = await commandCounts();
+    const idleCounts1 = await commandCounts(db.debugUrl);
     log(
       `RSS MB 1.5 s after start: ${JSON.stringify(memoryStarted)}; idle after ${IDLE_SETTLE_MS / 1000} s more: ${JSON.stringify(memoryIdle)}`,
     );
@@ -143,11 +170,13 @@ async function main(): Promise<void> {
       return JSON.parse(r.body) as { id: string };
     };
     await create();
+    // Its warnings are the bench's to show: a lost connection and its recovery (publishes retry meanwhile).
     const broker = new Broker({
       url: AMQP_URL,
       source: 'bench',
-      logger: createLogger({ service: 'bench', level: 'error' }),
+      logger: createLogger({ service: 'bench', level: 'warn' }),
       namespace: stack.namespace,
+      connectionName: `bench ${process.pid}`,
     });
     await broker.connect();
     const settled = async (after: string) => {
@@ -223,7 +252,7 @@ async function main(): Promise<void> {
           return '201';
         },
       });
-      const backlogAtEnd = await queueBacklog(broker);
+      const backlogAtEnd = (await queueBacklog(broker)) ?? NaN;
       const deadline = Date.now() + 30_000;
       while (Date.now() < deadline && [...scheduledAt.keys()].some((id) => !receiver.completeAt.has(id)))
         await new Promise((res) => setTimeout(res, 100));
@@ -246,12 +275,13 @@ async function main(): Promise<void> {
     for (const [i, rate] of E2E_RATES.entries()) {
       const runs = [];
       // The lowest rate's runs, settled, also count the database commands and the CPU time per task.
-      const counted = i === 0 ? { before: await commandCounts(), cpu: cpuMeter(stack), created: e2eCreated, t0: Date.now() } : undefined;
+      const counted =
+        i === 0 ? { before: await commandCounts(db.debugUrl), cpu: cpuMeter(stack), created: e2eCreated, t0: Date.now() } : undefined;
       for (let run = 0; run < RUNS; run++) {
         runs.push(await endToEnd(rate));
         await settled(`e2e @${rate}/s`);
       }
-      const after = counted && (await commandCounts());
+      const after = counted && (await commandCounts(db.debugUrl));
       if (counted) {
         // Gross: the idle stack's own use is included. Right after the start (the only quiet window
         // measured) the database is still building indexes, which no steady state has to pay.
@@ -314,44 +344,50 @@ async function main(): Promise<void> {
     const fanout = async (label: string, pathOf: (i: number) => string, events: number) => {
       const accounts: string[] = [];
       const paths: string[] = [];
+      const setupT0 = Date.now();
       for (let i = 0; i < 20; i++) {
-        const a = (await admin(['accounts', 'create', '--name', `fan${i}`], stack.adminEnv)) as NewAccount;
+        const a = (await adminCli(['accounts', 'create', '--name', `fan${i}`], stack.adminEnv)) as NewAccount;
         const path = `${pathOf(i)}/${label}-${i}`;
-        await admin(['webhooks', 'set', '--account', a.account_id, '--env', 'test', '--url', `${receiver.base}${path}`], stack.adminEnv);
+        await adminCli(['webhooks', 'set', '--account', a.account_id, '--env', 'test', '--url', `${receiver.base}${path}`], stack.adminEnv);
         accounts.push(a.account_id);
         paths.push(path);
       }
+      log(`fan-out ${label}: 20 accounts and their webhooks set in ${Math.round((Date.now() - setupT0) / 100) / 10} s`);
       const sentAt = new Map<string, number>();
       const before = receiver.deliveries.length;
       const t0 = Date.now();
+      let retried = 0;
       await Promise.all(
         Array.from({ length: events }, async (_, i) => {
           const acct = accounts[i % accounts.length] ?? '';
           const taskId = newId('task');
           const now = new Date().toISOString();
           sentAt.set(taskId, Date.now());
-          await broker.publish(
-            'task.event',
-            {
-              kind: 'completed',
-              version: 1,
-              task: {
-                id: taskId,
-                account_id: acct,
-                environment: 'test',
-                user_id: null,
-                status: 'complete',
-                tool: 'text',
-                metadata: {},
-                created_at: now,
-                completed_at: now,
-                result: { text: 'fan' },
+          retried += await publishConfirmed(broker, () =>
+            broker.publish(
+              'task.event',
+              {
+                kind: 'completed',
+                version: 1,
+                task: {
+                  id: taskId,
+                  account_id: acct,
+                  environment: 'test',
+                  user_id: null,
+                  status: 'complete',
+                  tool: 'text',
+                  metadata: {},
+                  created_at: now,
+                  completed_at: now,
+                  result: { text: 'fan' },
+                },
               },
-            },
-            { partitionKey: acct, messageId: `evt_${taskId}_1` },
+              { partitionKey: acct, messageId: `evt_${taskId}_1` },
+            ),
           );
         }),
       );
+      if (retried > 0) log(`fan-out ${label}: ${retried} publishes sent again after the broker connection dropped`);
       const deadline = Date.now() + 60_000;
       while (Date.now() < deadline && receiver.deliveries.length - before < events) await new Promise((res) => setTimeout(res, 50));
       const got = receiver.deliveries.slice(before);
@@ -389,7 +425,7 @@ async function main(): Promise<void> {
     started_at: startedAt,
     load_average: { at_start: loadAtStart, at_end: os.loadavg().map((l) => Math.round(l * 100) / 100) },
     quick: QUICK,
-    settings: { env: benchEnv(), runs: RUNS, warmup_s: WARMUP_MS / 1000, measured_s: DURATION_MS / 1000 },
+    settings: { env: benchEnv(), runs: RUNS, warmup_s: WARMUP_MS / 1000, measured_s: DURATION_MS / 1000, own_database: db.own },
     machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model, memory_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version },
     ceilings,
     results,
@@ -432,7 +468,7 @@ function renderMarkdown(report: {
   started_at: string;
   load_average: { at_start: number[]; at_end: number[] };
   quick: boolean;
-  settings?: { env: string; runs: number; warmup_s: number; measured_s: number };
+  settings?: { env: string; runs: number; warmup_s: number; measured_s: number; own_database?: boolean };
   machine: Record<string, unknown>;
   ceilings: Ceilings;
   results: Record<string, unknown>;
@@ -466,6 +502,9 @@ function renderMarkdown(report: {
   };
   // Reports written before the settings were kept in the JSON: those of this process.
   const settings = report.settings ?? { env: benchEnv(), runs: RUNS, warmup_s: WARMUP_MS / 1000, measured_s: DURATION_MS / 1000 };
+  // Reports written before the bench had a database of its own say nothing of it.
+  const own = report.settings?.own_database;
+  const whichServer = own === undefined ? '' : own ? ", a server of the bench's own" : ", the machine's shared server";
   const helloP99 = c.https_hello_latency_500rps.p99;
   const cpuList = (byProcess: Record<string, number>, ofStack: boolean) =>
     Object.entries(byProcess)
@@ -480,7 +519,7 @@ function renderMarkdown(report: {
     '',
     `Measured by \`pnpm bench\` on ${report.started_at} with ${settings.env} (${report.quick ? 'QUICK smoke run' : `${settings.runs} runs per figure, medians, ${settings.warmup_s} s warm-up discarded, ${settings.measured_s} s measured`}).`,
     `Load average (1, 5, 15 min) of the machine at the start: ${report.load_average.at_start.join(', ')}; at the end: ${report.load_average.at_end.join(', ')} (at the start: anything else running on the machine; at the end: mostly the bench's own load).`,
-    `Machine: ${String(report.machine['cores'])} cores (${String(report.machine['cpu'])}), ${String(report.machine['memory_gib'])} GiB, Node ${String(report.machine['node'])}; RabbitMQ and FerretDB (PostgreSQL backend) on the same machine; all five services and the load generator share the two cores.`,
+    `Machine: ${String(report.machine['cores'])} cores (${String(report.machine['cpu'])}), ${String(report.machine['memory_gib'])} GiB, Node ${String(report.machine['node'])}; RabbitMQ and FerretDB (PostgreSQL backend${whichServer}) on the same machine; all five services and the load generator share the two cores.`,
     'Load is open-model: each request leaves at its scheduled time and its latency counts from that time, so queueing is not hidden.',
     '',
     '## Ceilings of this machine (same run)',

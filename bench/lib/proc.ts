@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
-import { MONGO_URL, type Stack } from '@tes/testing';
+import type { Stack } from '@tes/testing';
 
 /** PostgreSQL's own processes: shared by every database of the server, their work here is mostly FerretDB's writes. */
 const PG_SHARED = /^postgres: \S+: (walwriter|checkpointer|background writer|autovacuum (worker|launcher))/;
@@ -22,7 +22,7 @@ function processCpu(
 ): { pid: number; group: string; seconds: number; reads: number; writes: number }[] {
   const services = new Map([...stack.procs].map(([name, p]) => [p.child.pid, name as string]));
   for (const [pid, group] of extra) services.set(pid, group);
-  const mongoPort = new URL(MONGO_URL).port || '27017';
+  const mongoPort = new URL(stack.mongoUrl).port || '27017';
   const procs = readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d))
     .flatMap((pid) => {
@@ -61,7 +61,7 @@ function processCpu(
 
 /**
  * CPU seconds each process group uses while the meter runs: the services, this stack's FerretDB
- * (the one listening on MONGO_URL's port) and its PostgreSQL backends, PostgreSQL's own processes
+ * (the one listening on the port of the stack's MONGO_URL) and its PostgreSQL backends, PostgreSQL's own processes
  * (WAL, checkpoints, vacuum), the broker, this load generator; everything else is "other". It
  * reads /proc every `intervalMs` and adds up what each process used since its previous reading
  * (one born meanwhile counts from zero), so a process that exits (a PostgreSQL backend whose

@@ -10,8 +10,8 @@ import { execFile } from 'node:child_process';
 import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { MongoClient } from 'mongodb';
-import { MONGO_URL, type ServiceName, type Stack } from '@tes/testing';
-import { FERRETDB_DEBUG_URL } from './db-commands.js';
+import type { ServiceName, Stack } from '@tes/testing';
+import type { BenchDatabase } from './own-database.js';
 
 export interface SlowCommand {
   service: ServiceName;
@@ -41,7 +41,7 @@ export interface Sample {
   /** autovacuum workers running, and autovacuum + autoanalyze runs finished since the previous sample (every table). */
   autovacuumWorkers?: number;
   autovacuumRuns?: number;
-  /** Commands the whole FerretDB served since the previous sample (every client of the shared server), and its schema changes. */
+  /** Commands the whole FerretDB served since the previous sample (every client of it: on the shared server, other suites too), and its schema changes. */
   ferretCommands?: number;
   ferretSchemaChanges?: Record<string, number>;
   /** This process's worst event-loop delay in the second (its receiver stamps arrivals). */
@@ -71,9 +71,9 @@ function run(cmd: string, args: string[], timeoutMs: number): Promise<string> {
   });
 }
 
-async function ferretCounts(): Promise<Map<string, number> | undefined> {
+async function ferretCounts(debugUrl: string): Promise<Map<string, number> | undefined> {
   try {
-    const res = await fetch(`${FERRETDB_DEBUG_URL}/debug/metrics`, { signal: AbortSignal.timeout(3000) });
+    const res = await fetch(`${debugUrl}/debug/metrics`, { signal: AbortSignal.timeout(3000) });
     if (!res.ok) return undefined;
     const counts = new Map<string, number>();
     for (const m of (await res.text()).matchAll(/^ferretdb_client_requests_total\{command="([^"]+)",opcode="[^"]+"\} (\d+)/gm)) {
@@ -85,20 +85,31 @@ async function ferretCounts(): Promise<Map<string, number> | undefined> {
   }
 }
 
+/** The server's database in PostgreSQL: a name made by OwnMongo or scripts/infra.sh, checked before it goes into SQL. */
+function pgDatabase(db: Pick<BenchDatabase, 'pgDatabase'>): string {
+  if (!/^[A-Za-z0-9_]+$/.test(db.pgDatabase)) throw new Error(`unexpected PostgreSQL database name ${db.pgDatabase}`);
+  return db.pgDatabase;
+}
+
 // Only statement verbs leave PostgreSQL's activity view: FerretDB's statements take the documents as parameters anyway.
-const PG_SQL = `select json_build_object(
+const pgSql = (database: string) => `select json_build_object(
   'active', count(*) filter (where backend_type = 'client backend' and state = 'active' and pid <> pg_backend_pid()),
   'waiting', count(*) filter (where backend_type = 'client backend' and state = 'active' and wait_event_type in ('Lock', 'LWLock', 'IO')),
   'longest_ms', coalesce(max(extract(epoch from clock_timestamp() - query_start) * 1000) filter (where backend_type = 'client backend' and state = 'active' and pid <> pg_backend_pid()), 0)::int,
   'longest_verb', (select substring(query from '^\\s*(\\w+(?:\\s+\\w+)?)') from pg_stat_activity a where a.backend_type = 'client backend' and a.state = 'active' and a.pid <> pg_backend_pid() order by query_start limit 1),
   'autovacuum_workers', count(*) filter (where backend_type = 'autovacuum worker'),
   'autovacuum_runs', (select coalesce(sum(autovacuum_count + autoanalyze_count), 0) from pg_stat_user_tables)
-) from pg_stat_activity where datname = 'ferretdb' or backend_type = 'autovacuum worker'`;
+) from pg_stat_activity where datname = '${database}' or backend_type = 'autovacuum worker'`;
 
-/** PostgreSQL's settings as scripts/infra.sh runs it (FerretDB's database). */
-const PSQL = ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'ferretdb', '-At', '-c'];
+/** psql on FerretDB's database, PostgreSQL's settings as scripts/infra.sh runs it. */
+const psql = (database: string) => ['-h', '127.0.0.1', '-U', 'postgres', '-d', database, '-At', '-c'];
 
-export function recordStallSignals(stack: Stack, options: { probeEveryMs?: number } = {}) {
+export function recordStallSignals(
+  stack: Stack,
+  db: Pick<BenchDatabase, 'mongoUrl' | 'debugUrl' | 'pgDatabase'>,
+  options: { probeEveryMs?: number } = {},
+) {
+  const database = pgDatabase(db);
   const slow: SlowCommand[] = [];
   const gc: GcPause[] = [];
   const samples: Sample[] = [];
@@ -142,7 +153,7 @@ export function recordStallSignals(stack: Stack, options: { probeEveryMs?: numbe
     sampling = true;
     const s: Sample = { at: Date.now(), load1: Math.round(os.loadavg()[0]! * 100) / 100, benchLoopMs: Math.round(loop.max / 1e6) };
     loop.reset();
-    const [pg, ferret] = await Promise.all([run('psql', [...PSQL, PG_SQL], 5000), ferretCounts()]);
+    const [pg, ferret] = await Promise.all([run('psql', [...psql(database), pgSql(database)], 5000), ferretCounts(db.debugUrl)]);
     if (pg.trim()) {
       const p = JSON.parse(pg) as Record<string, number | string | null>;
       s.pgActive = Number(p['active']);
@@ -191,7 +202,7 @@ export function recordStallSignals(stack: Stack, options: { probeEveryMs?: numbe
   // A probe of the server itself: one update at a time on its own collection, every probeEveryMs.
   // A failing probe only ends the probe: the run, and the stack's shutdown after it, go on.
   const probeLoop = (async () => {
-    const client = await MongoClient.connect(MONGO_URL, { maxPoolSize: 2 });
+    const client = await MongoClient.connect(db.mongoUrl, { maxPoolSize: 2 });
     const coll = client.db(`${stack.namespace}_probe`).collection<{ _id: string; n: number }>('probe');
     await coll.insertOne({ _id: 'p', n: 0 });
     try {
@@ -223,9 +234,12 @@ export function recordStallSignals(stack: Stack, options: { probeEveryMs?: numbe
 }
 
 /** Autovacuum and autoanalyze runs PostgreSQL recorded on this stack's tables (FerretDB: a schema per database). */
-export async function stackAutovacuum(namespace: string): Promise<{ table: string; last_autovacuum: string; last_autoanalyze: string }[]> {
+export async function stackAutovacuum(
+  namespace: string,
+  db: Pick<BenchDatabase, 'pgDatabase'>,
+): Promise<{ table: string; last_autovacuum: string; last_autoanalyze: string }[]> {
   const sql = `select coalesce(json_agg(json_build_object('table', schemaname || '.' || relname, 'last_autovacuum', last_autovacuum, 'last_autoanalyze', last_autoanalyze)), '[]')
     from pg_stat_user_tables where schemaname like '${namespace.replace(/[^A-Za-z0-9_]/g, '')}%' and (last_autovacuum is not null or last_autoanalyze is not null)`;
-  const out = await run('psql', [...PSQL, sql], 10_000);
+  const out = await run('psql', [...psql(pgDatabase(db)), sql], 10_000);
   return out.trim() ? (JSON.parse(out) as { table: string; last_autovacuum: string; last_autoanalyze: string }[]) : [];
 }

@@ -14,8 +14,9 @@ export interface ServiceUnderTest {
   stop(): Promise<void>;
 }
 
-export async function startThisService(webhookUrl: string, completeAt: Map<string, number>): Promise<ServiceUnderTest> {
+export async function startThisService(mongoUrl: string, webhookUrl: string, completeAt: Map<string, number>): Promise<ServiceUnderTest> {
   const stack = await startStack({
+    mongoUrl,
     env: {
       '*': { LOG_LEVEL: 'warn' },
       gateway: await gatewayTlsEnv(),

@@ -1,9 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { AMQP_URL, MONGO_URL, REPO_ROOT, SERVICES, admin, startStack, type ServiceName, type Stack } from '@tes/testing';
+import { AMQP_URL, MONGO_URL, OwnMongo, REPO_ROOT, SERVICES, admin, startStack, type ServiceName, type Stack } from '@tes/testing';
 import { httpsClient, type Client } from './http.js';
-import { chaosRoot, OwnMongo, OwnRabbit } from './infra.js';
+import { chaosRoot, OwnRabbit } from './infra.js';
 import { describeProblems, settleLedger, type LedgerReport, type LedgerSources } from './ledger.js';
 import { LoadGenerator, type ChaosAccount } from './load.js';
 import { startChaosReceiver, type ChaosReceiver } from './receiver.js';
@@ -60,7 +60,7 @@ describe('chaos: faults under load, then the ledger balances', () => {
   const rabbitUnavailable = OwnRabbit.unavailable();
   const mongoUnavailable = OwnMongo.unavailable();
   const rabbit = rabbitUnavailable ? undefined : new OwnRabbit(root.dir);
-  const mongo = mongoUnavailable ? undefined : new OwnMongo(root.dir);
+  const mongo = mongoUnavailable ? undefined : new OwnMongo(root.dir, { name: 'chaos' });
   let stack: Stack;
   let receiver: ChaosReceiver;
   let client: Client;

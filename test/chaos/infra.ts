@@ -1,12 +1,12 @@
 /**
  * Private infrastructure for the chaos suite: a RabbitMQ node and a MongoDB-wire server
- * (FerretDB on its own PostgreSQL database, or a mongod when one is on the PATH) that
- * belong to this test run alone, so the suite can stop, kill and restart them without
- * touching the machine's shared broker (127.0.0.1:5672) and database (127.0.0.1:27017)
+ * (@tes/testing's OwnMongo: FerretDB on its own PostgreSQL database, or a mongod when one is on
+ * the PATH) that belong to this test run alone, so the suite can stop, kill and restart them
+ * without touching the machine's shared broker (127.0.0.1:5672) and database (127.0.0.1:27017)
  * that every other test uses.
  *
- * Everything lives in one temporary directory; `destroy()` stops the processes, drops the
- * PostgreSQL database and removes the directory.
+ * Everything lives in one temporary directory; `destroy()` stops the processes (and drops the
+ * PostgreSQL database); `chaosRoot().remove()` removes the directory.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
@@ -25,8 +25,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { MongoClient } from 'mongodb';
-import { REPO_ROOT, freePort } from '@tes/testing';
+import { freePort, logTail, pollUntil } from '@tes/testing';
 
 // Unref: a pending race timer must not keep the test process alive.
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
@@ -42,20 +41,6 @@ export async function tcpOpen(port: number, host = '127.0.0.1'): Promise<boolean
     s.once('error', () => done(false));
     s.setTimeout(1000, () => done(false));
   });
-}
-
-async function until(what: string, timeoutMs: number, fn: () => Promise<boolean> | boolean, log?: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await fn()) return;
-    await sleep(200);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${log ? `\n${log()}` : ''}`);
-}
-
-function tail(file: string, n = 40): string {
-  const res = spawnSync('tail', ['-n', String(n), file], { encoding: 'utf8' });
-  return res.stdout ?? '';
 }
 
 const RABBIT_LIB = '/usr/lib/rabbitmq/bin';
@@ -78,7 +63,7 @@ export class OwnRabbit {
   exitedByItself(): string | null {
     const child = this.child;
     if (!child || (child.exitCode === null && child.signalCode === null)) return null;
-    return `exit code ${child.exitCode}, signal ${child.signalCode}; log:\n${tail(this.lastLog)}`;
+    return `exit code ${child.exitCode}, signal ${child.signalCode}; log:\n${logTail(this.lastLog)}`;
   }
 
   /** Why this machine cannot run a second node, or null when it can. */
@@ -147,15 +132,15 @@ export class OwnRabbit {
     this.child = spawn(path.join(RABBIT_LIB, 'rabbitmq-server'), [], { env: this.env(), cwd: this.dir, stdio: ['ignore', fd, fd] });
     closeSync(fd);
     const child = this.child;
-    await until(
+    await pollUntil(
       `RabbitMQ node ${this.node} on port ${this.port}`,
       // Erlang boots slowly on a loaded 2-core machine (seen: over 60 s while other jobs ran).
       120_000,
       async () => {
-        if (child.exitCode !== null) throw new Error(`rabbitmq-server exited with ${child.exitCode}:\n${tail(log)}`);
+        if (child.exitCode !== null) throw new Error(`rabbitmq-server exited with ${child.exitCode}:\n${logTail(log)}`);
         return tcpOpen(this.port);
       },
-      () => tail(log),
+      () => logTail(log),
     );
     const ready = this.ctl(['await_startup', '--timeout', '60'], 70_000);
     if (ready.status !== 0) throw new Error(`rabbitmqctl await_startup failed: ${ready.out}`);
@@ -175,7 +160,7 @@ export class OwnRabbit {
       if (res.status !== 0) child.kill('SIGTERM');
     }
     await Promise.race([exited, sleep(30_000)]);
-    await until(`port ${this.port} to close`, 30_000, async () => !(await tcpOpen(this.port)));
+    await pollUntil(`port ${this.port} to close`, 30_000, async () => !(await tcpOpen(this.port)));
     this.child = undefined;
   }
 
@@ -214,151 +199,6 @@ export class OwnRabbit {
 
   async destroy(): Promise<void> {
     await this.stop().catch(() => this.child?.kill('SIGKILL'));
-  }
-}
-
-const CACHE = process.env['TES_CACHE_DIR'] ?? path.join(os.homedir(), '.cache', 'tes');
-const FERRETDB = path.join(CACHE, 'ferretdb', 'ferretdb');
-const PG = { host: '127.0.0.1', port: '5432', user: 'postgres' };
-
-function which(cmd: string): string | null {
-  const res = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' });
-  return res.status === 0 ? res.stdout.trim() : null;
-}
-
-/**
- * A MongoDB-wire server of its own on a free port: `mongod` with its own data directory
- * when one is on the PATH (as scripts/infra.sh prefers), else FerretDB (the binary
- * scripts/infra.sh builds) on a PostgreSQL database of its own. `kill()` is kill -9.
- */
-export class OwnMongo {
-  readonly dir: string;
-  readonly kind: 'mongod' | 'ferretdb';
-  readonly pgDatabase: string;
-  port = 0;
-  private child: ChildProcess | undefined;
-  private startCount = 0;
-  private lastLog = '';
-
-  /** How the server process ended if it ended without being told to (kill/restart/destroy), else null. */
-  exitedByItself(): string | null {
-    const child = this.child;
-    if (!child || (child.exitCode === null && child.signalCode === null)) return null;
-    return `exit code ${child.exitCode}, signal ${child.signalCode}; log:\n${tail(this.lastLog)}`;
-  }
-
-  static unavailable(): string | null {
-    if (which('mongod')) return null;
-    if (!existsSync(FERRETDB)) return `no mongod on the PATH and no FerretDB binary at ${FERRETDB} (scripts/infra.sh up builds it)`;
-    if (!which('createdb') || !which('psql')) return 'PostgreSQL client tools (createdb, psql) are missing';
-    return null;
-  }
-
-  constructor(root: string) {
-    this.dir = path.join(root, 'mongo');
-    mkdirSync(path.join(this.dir, 'state'), { recursive: true });
-    mkdirSync(path.join(this.dir, 'data'), { recursive: true });
-    this.kind = which('mongod') ? 'mongod' : 'ferretdb';
-    this.pgDatabase = `chaos_${process.pid}_${randomBytes(3).toString('hex')}`;
-  }
-
-  get url(): string {
-    return `mongodb://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    if (!this.port) {
-      this.port = await freePort();
-      if (this.kind === 'ferretdb') {
-        const res = spawnSync('createdb', ['-h', PG.host, '-p', PG.port, '-U', PG.user, this.pgDatabase], { encoding: 'utf8' });
-        if (res.status !== 0) throw new Error(`createdb ${this.pgDatabase} failed: ${res.stderr}`);
-        // The lookup indexes FerretDB v1 can use, as scripts/infra.sh gives the shared server.
-        const sql = path.join(REPO_ROOT, 'scripts', 'ferretdb-lookup-indexes.sql');
-        const idx = spawnSync(
-          'psql',
-          ['-h', PG.host, '-p', PG.port, '-U', PG.user, '-d', this.pgDatabase, '-q', '-v', 'ON_ERROR_STOP=1', '-f', sql],
-          {
-            encoding: 'utf8',
-          },
-        );
-        if (idx.status !== 0) throw new Error(`psql -f ${sql} failed: ${idx.stderr}`);
-      }
-    }
-    const log = path.join(this.dir, `server-${++this.startCount}.log`);
-    this.lastLog = log;
-    const fd = openSync(log, 'a');
-    const [cmd, args]: [string, string[]] =
-      this.kind === 'mongod'
-        ? ['mongod', ['--dbpath', path.join(this.dir, 'data'), '--bind_ip', '127.0.0.1', '--port', String(this.port)]]
-        : [
-            FERRETDB,
-            [
-              '--handler=postgresql',
-              // A pool of its own beside the shared FerretDB's (scripts/infra.sh explains the numbers).
-              `--postgresql-url=postgres://${PG.user}@${PG.host}:${PG.port}/${this.pgDatabase}?pool_max_conns=40&pool_max_conn_idle_time=1m`,
-              `--listen-addr=127.0.0.1:${this.port}`,
-              `--state-dir=${path.join(this.dir, 'state')}`,
-              '--telemetry=disable',
-              '--debug-addr=127.0.0.1:0',
-              '--log-level=warn',
-            ],
-          ];
-    this.child = spawn(cmd, args, { stdio: ['ignore', fd, fd] });
-    closeSync(fd);
-    const child = this.child;
-    await until(
-      `${this.kind} on port ${this.port}`,
-      60_000,
-      async () => {
-        if (child.exitCode !== null) throw new Error(`${this.kind} exited with ${child.exitCode}:\n${tail(log)}`);
-        return this.ping();
-      },
-      () => tail(log),
-    );
-  }
-
-  async ping(): Promise<boolean> {
-    const client = new MongoClient(this.url, { serverSelectionTimeoutMS: 1000, connectTimeoutMS: 1000 });
-    try {
-      await client.connect();
-      const r = await client.db('admin').command({ ping: 1 });
-      return r['ok'] === 1;
-    } catch {
-      return false;
-    } finally {
-      await client.close().catch(() => undefined);
-    }
-  }
-
-  /** kill -9 of the server process: connections drop mid-operation. */
-  async kill(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    child.kill('SIGKILL');
-    await exited;
-    this.child = undefined;
-  }
-
-  async restart(downMs: number): Promise<{ downMs: number }> {
-    const t0 = Date.now();
-    await this.kill();
-    await sleep(downMs);
-    await this.start();
-    return { downMs: Date.now() - t0 };
-  }
-
-  async destroy(): Promise<void> {
-    const child = this.child;
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise<void>((r) => child.once('exit', () => r()));
-      child.kill('SIGTERM');
-      await Promise.race([exited, sleep(10_000)]);
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    }
-    if (this.kind === 'ferretdb' && this.port) {
-      spawnSync('dropdb', ['-h', PG.host, '-p', PG.port, '-U', PG.user, '--if-exists', '--force', this.pgDatabase], { encoding: 'utf8' });
-    }
   }
 }
 

@@ -1,17 +1,17 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { AMQP_URL, MONGO_URL, rabbitmqctl, removeListedStacks, removeStack, startStack, vhostOf } from '@tes/testing';
+import { AMQP_URL, MONGO_URL, OwnMongo, rabbitmqctl, removeListedStacks, removeStack, startStack, vhostOf } from '@tes/testing';
 
 /** What the broker and the database hold of one namespace, read from themselves. */
-async function leftovers(namespace: string): Promise<{ queues: string[]; exchanges: string[]; databases: string[] }> {
+async function leftovers(namespace: string, mongoUrl = MONGO_URL): Promise<{ queues: string[]; exchanges: string[]; databases: string[] }> {
   const vhost = vhostOf(AMQP_URL);
   const names = async (what: string) =>
     (await rabbitmqctl(what, '--vhost', vhost, 'name', '-q', '--no-table-headers'))
       .split('\n')
       .filter((n) => n.startsWith(`${namespace}.`));
-  const client = await MongoClient.connect(MONGO_URL);
+  const client = await MongoClient.connect(mongoUrl);
   try {
     const { databases } = await client.db('admin').admin().listDatabases({ nameOnly: true });
     return {
@@ -59,4 +59,30 @@ describe('bench cleanup', () => {
       else process.env['TES_STACK_LOG'] = saved;
     }
   }, 120_000);
+
+  // The benchmarks run their stack on a FerretDB of their own (bench/lib/own-database.ts).
+  const ownUnavailable = OwnMongo.unavailable('ferretdb');
+  (ownUnavailable ? it.skip : it)(
+    'puts a stack started with mongoUrl on that server alone, and removes it from there',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'own-mongo-'));
+      const own = new OwnMongo(root, { kind: 'ferretdb', name: 'cleanup' });
+      try {
+        await own.start();
+        const stack = await startStack({ mongoUrl: own.url, env: { '*': { LOG_LEVEL: 'warn' } } });
+        await stack.stopAll();
+        expect(stack.mongoUrl).toBe(own.url);
+        expect(stack.adminEnv['MONGO_URL']).toBe(own.url);
+        expect((await leftovers(stack.namespace, own.url)).databases.length).toBeGreaterThanOrEqual(4);
+        expect((await leftovers(stack.namespace)).databases).toEqual([]);
+
+        await removeStack(stack);
+        expect(await leftovers(stack.namespace, own.url)).toEqual({ queues: [], exchanges: [], databases: [] });
+      } finally {
+        await own.destroy();
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+    180_000,
+  );
 });

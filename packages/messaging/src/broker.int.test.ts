@@ -270,6 +270,28 @@ describe('Broker (RabbitMQ integration)', () => {
     expect(dead!.properties.messageId).toBe(id);
   });
 
+  it('rejects queueDepth of a queue that does not exist and keeps its connection: the consumers stay attached, publishes confirm', async () => {
+    const { logger, lines } = memoryLogger('depth');
+    const broker = new Broker({ url: AMQP_URL, source: 'depth', logger, namespace: ns });
+    brokers.push(broker);
+    await broker.connect();
+    const received: string[] = [];
+    queues.push('work');
+    const handle = await broker.consume(cancelQueue('work'), async (d) => {
+      received.push(d.envelope.id);
+    });
+    const attached = handle.attachment();
+
+    await expect(broker.queueDepth('no-such-queue')).rejects.toThrow(/NOT_FOUND/);
+    const id = await broker.publish('task.cancel', cancelData(1), { partitionKey: ACCOUNT });
+    await waitFor(() => received.includes(id), { what: 'the delivery' });
+
+    // The same attachment throughout: the connection was never lost and recovered.
+    expect(handle.attachment()).toBe(attached);
+    expect(broker.isConnected).toBe(true);
+    expect(lines().filter((l) => l.includes('broker disconnected'))).toEqual([]);
+  });
+
   /** A trace.get answer naming the task and, as its one step's tool, who asked. */
   const traceOf = (taskId: string, from: string): TraceGetReply => ({
     ok: true,

@@ -753,6 +753,10 @@ export class Broker {
   async queueDepth(name: string): Promise<number> {
     if (!this.model) throw new BrokerUnavailableError();
     const ch = await this.model.createChannel();
+    // A queue that does not exist closes this channel with an 'error' event; unheard, amqplib
+    // rethrows it while reading frames and closes the whole connection (every consumer's channel
+    // with it). The rejection of checkQueue below says it already.
+    ch.on('error', () => undefined);
     try {
       const q = await ch.checkQueue(this.name(name));
       return q.messageCount;

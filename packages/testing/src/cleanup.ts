@@ -71,7 +71,7 @@ export async function removeStackData(options: {
 export function removeStack(stack: Stack): Promise<void> {
   return removeStackData({
     amqpUrl: AMQP_URL,
-    mongoUrl: MONGO_URL,
+    mongoUrl: stack.mongoUrl,
     namespace: stack.namespace,
     databases: SERVICES.map((s) => stack.envOf(s)['MONGO_DB'] ?? '').filter(Boolean),
   });

@@ -303,3 +303,5 @@ export * from './rabbit.js';
 export * from './tcp-proxy.js';
 export * from './stack.js';
 export * from './cleanup.js';
+export * from './server-process.js';
+export * from './own-mongo.js';

@@ -1,11 +1,13 @@
 import { appendFileSync } from 'node:fs';
-import { freePort, startService, uniqueName, waitReady, type ServiceProcess } from './index.js';
+import { MONGO_URL, freePort, startService, uniqueName, waitReady, type ServiceProcess } from './index.js';
 
 export const SERVICES = ['gateway', 'task-orchestrator', 'executor', 'oauth-vault', 'webhook-dispatcher'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
 export interface Stack {
   namespace: string;
+  /** The MongoDB-wire server its databases are on (startStack's `mongoUrl`, else MONGO_URL). */
+  mongoUrl: string;
   baseUrl: string;
   plainHttpUrl: string;
   vaultPublicUrl: string;
@@ -34,6 +36,11 @@ export async function startStack(
     only?: readonly ServiceName[];
     /** Node.js flags for every service process (benchmarks: --cpu-prof). */
     nodeArgs?: readonly string[];
+    /**
+     * Another MongoDB-wire server than MONGO_URL (a benchmark's own, OwnMongo): given to every
+     * service and to the admin CLI as MONGO_URL; `removeStack` drops the databases there.
+     */
+    mongoUrl?: string;
   } = {},
 ): Promise<Stack> {
   const namespace = uniqueName('stk');
@@ -46,7 +53,9 @@ export async function startStack(
   const httpPort = await freePort();
   const vaultPublicPort = await freePort();
   const db = (s: ServiceName) => stackDatabase(namespace, s);
+  const ownMongo = options.mongoUrl === undefined ? {} : { MONGO_URL: options.mongoUrl };
   const envOf = (name: ServiceName): Record<string, string> => ({
+    ...ownMongo,
     AMQP_NAMESPACE: namespace,
     MONGO_DB: db(name),
     OPS_PORT: String(opsPorts[name]),
@@ -63,12 +72,14 @@ export async function startStack(
   const procs = new Map<ServiceName, ServiceProcess>();
   const stack: Stack = {
     namespace,
+    mongoUrl: options.mongoUrl ?? MONGO_URL,
     baseUrl: `https://127.0.0.1:${httpsPort}/v1`,
     plainHttpUrl: `http://127.0.0.1:${httpPort}/v1`,
     vaultPublicUrl: `http://127.0.0.1:${vaultPublicPort}`,
     opsPorts,
     procs,
     adminEnv: {
+      ...ownMongo,
       // The dispatcher CLI tells this stack's replicas of endpoint and secret changes.
       AMQP_NAMESPACE: namespace,
       GATEWAY_MONGO_DB: db('gateway'),
