@@ -292,6 +292,60 @@ describe('Broker (RabbitMQ integration)', () => {
     expect(lines().filter((l) => l.includes('broker disconnected'))).toEqual([]);
   });
 
+  it('opens a new publish channel when the broker closes it alone (a declare that clashes), and publishes confirm again', async () => {
+    const { logger, lines } = memoryLogger('clash');
+    const broker = new Broker({ url: AMQP_URL, source: 'clash', logger, namespace: ns });
+    brokers.push(broker);
+    await broker.connect();
+    const received: string[] = [];
+    queues.push('work', 'clash');
+    await broker.consume(cancelQueue('work'), async (d) => {
+      received.push(d.envelope.id);
+    });
+    // A queue of the same name with other arguments: the broker answers the declare with
+    // PRECONDITION_FAILED and closes the channel it came on, the publish channel, not the connection.
+    await adminCh.assertQueue(`${ns}.clash`, { durable: false });
+    await expect(broker.declare({ name: 'clash', exchange: EXCHANGES.commands, bindings: [] })).rejects.toThrow(/PRECONDITION_FAILED/);
+
+    let id = '';
+    await waitFor(
+      async () => {
+        id = await broker.publish('task.cancel', cancelData(2), { partitionKey: ACCOUNT }).catch(() => '');
+        return id !== '';
+      },
+      { what: 'a confirmed publish after the channel closed', timeoutMs: 10_000 },
+    );
+    await waitFor(() => received.includes(id), { what: 'the delivery' });
+    expect(broker.isConnected).toBe(true);
+    expect(lines().filter((l) => l.includes('broker disconnected'))).toEqual([]);
+    expect(lines().some((l) => l.includes('publish channel closed alone'))).toBe(true);
+  });
+
+  it('opens a new reply channel when its channel dies alone, and request() gets answers again', async () => {
+    const server = newBroker('executor');
+    await server.connect();
+    await consume(server, traceQueue('queries'), async (d) => {
+      if (d.type !== 'trace.get') throw new PoisonMessageError('unexpected');
+      await d.reply(traceOf(d.data.task_id, d.envelope.source));
+    });
+    const client = newBroker('gateway');
+    await client.connect();
+    expect(await client.request('trace.get', cancelData(1), { timeoutMs: 5000 })).toEqual(traceOf('task_1', 'gateway'));
+
+    // The channel closing under the broker object, as a protocol error on it would.
+    await (client as unknown as { replyChannel: Channel }).replyChannel.close();
+    let answer: TraceGetReply | undefined;
+    await waitFor(
+      async () => {
+        answer = await client.request('trace.get', cancelData(2), { timeoutMs: 2000 }).catch(() => undefined);
+        return answer !== undefined;
+      },
+      { what: 'an answer after the reply channel closed', timeoutMs: 10_000 },
+    );
+    expect(answer).toEqual(traceOf('task_2', 'gateway'));
+    expect(client.isConnected).toBe(true);
+  });
+
   /** A trace.get answer naming the task and, as its one step's tool, who asked. */
   const traceOf = (taskId: string, from: string): TraceGetReply => ({
     ok: true,

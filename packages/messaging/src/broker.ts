@@ -306,21 +306,65 @@ export class Broker {
 
   private async setup(model: ChannelModel): Promise<void> {
     this.model = model;
+    await this.openPublishChannel(model);
+    for (const family of this.families) await this.declareFamily(family);
+    await this.openReplyChannel(model);
+    for (const reg of this.registrations) if (!reg.suspended) await this.attach(reg, model);
+    this.connected = true;
+  }
+
+  /**
+   * The confirm channel every publish goes through. A channel can die alone while its connection
+   * lives (the broker closes it on a protocol error: a declare whose arguments differ from the
+   * queue's, a publish to a missing exchange); every later publish would then fail while the
+   * broker counts as connected, so a new one is opened in its place.
+   */
+  private async openPublishChannel(model: ChannelModel): Promise<void> {
     const ch = await model.createConfirmChannel();
+    ch.on('error', (err: Error) => this.options.logger.warn('publish channel error', { error: err.message }));
+    ch.on('close', () => {
+      if (this.confirmChannel !== ch) return;
+      this.confirmChannel = undefined;
+      this.reopen('publish', model, () => this.openPublishChannel(model));
+    });
     await ch.assertExchange(this.name(EXCHANGES.commands), 'direct', { durable: true });
     await ch.assertExchange(this.name(EXCHANGES.events), 'topic', { durable: true });
     await ch.assertExchange(this.name(EXCHANGES.dead), 'direct', { durable: true });
-    ch.on('error', (err: Error) => this.options.logger.warn('publish channel error', { error: err.message }));
     this.confirmChannel = ch;
-    for (const family of this.families) await this.declareFamily(family);
+  }
 
+  /** The channel replies arrive on (direct reply-to); reopened like the publish channel. */
+  private async openReplyChannel(model: ChannelModel): Promise<void> {
     const reply = await model.createChannel();
     reply.on('error', (err: Error) => this.options.logger.warn('reply channel error', { error: err.message }));
+    reply.on('close', () => {
+      if (this.replyChannel !== reply) return;
+      this.replyChannel = undefined;
+      // Direct reply-to answers only on the channel that asked: the requests in flight will get none.
+      this.failPending(new BrokerUnavailableError('reply channel closed'));
+      this.reopen('reply', model, () => this.openReplyChannel(model));
+    });
     await reply.consume(REPLY_TO, (msg) => this.onReply(msg), { noAck: true });
     this.replyChannel = reply;
+  }
 
-    for (const reg of this.registrations) if (!reg.suspended) await this.attach(reg, model);
-    this.connected = true;
+  /** Opens a channel that died alone again, after a pause, until it opens or the connection goes. */
+  private reopen(which: string, model: ChannelModel, open: () => Promise<void>): void {
+    const live = () => !this.stopping && this.model === model;
+    if (!live()) return; // the connection went too: recovery's setup opens everything again
+    this.options.logger.warn(`${which} channel closed alone, opening a new one`);
+    void (async () => {
+      for (let n = 1; live(); n++) {
+        await sleep(retryDelayMs(Math.min(n, 3)));
+        if (!live()) return;
+        try {
+          await open();
+          return;
+        } catch (err) {
+          this.options.logger.warn(`${which} channel could not be opened again`, { error: String(err) });
+        }
+      }
+    })();
   }
 
   /** Declares a queue with its dead-letter queue and bindings. */
