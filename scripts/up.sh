@@ -46,7 +46,10 @@ for name in "${SERVICES[@]}"; do
     continue
   fi
   read -ra ports <<<"$(service_env "$name")"
-  nohup env "${ports[@]}" node --max-semi-space-size=1 "services/$name/dist/main.js" >>".run/logs/$name.log" 2>&1 </dev/null &
+  # As packages/testing's serviceNodeArgs: the orchestrator's heap as its 512 MiB container gets it (docs/operations.md#memory).
+  flags=(--max-semi-space-size=1)
+  if [[ $name == task-orchestrator ]]; then flags+=(--max-old-space-size=256); fi
+  nohup env "${ports[@]}" node "${flags[@]}" "services/$name/dist/main.js" >>".run/logs/$name.log" 2>&1 </dev/null &
   say $! >".run/pids/$name.pid"
   say "$name: started (pid $!, ${ports[*]}, log .run/logs/$name.log)"
 done

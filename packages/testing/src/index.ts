@@ -72,14 +72,32 @@ export interface ServiceProcess {
 export const SERVICE_NODE_ARGS = ['--max-semi-space-size=1'] as const;
 
 /**
+ * One service's own flags, after SERVICE_NODE_ARGS, as in its `start` script and scripts/up.sh.
+ * task-orchestrator: V8's old generation capped at 256 MB, what Node.js gives it in its 512 MiB
+ * container (deploy/k8s, docker-compose.prod.yml). On a host without a memory limit Node.js sizes
+ * the heap from the host's RAM (4 GB on a 24 GB machine), and V8 let the garbage of the tasks in
+ * flight (promoted out of the 1 MB young generation) and the socket buffers it holds pile up to
+ * more than twice the live heap before a full GC: +60 MB of RSS at 30 tasks/s (docs/operations.md#memory).
+ */
+const OWN_NODE_ARGS: Readonly<Record<string, readonly string[]>> = {
+  'task-orchestrator': ['--max-old-space-size=256'],
+};
+
+/** The Node.js flags a service runs with (SERVICE_NODE_ARGS and its own). */
+export function serviceNodeArgs(name: string): string[] {
+  return [...SERVICE_NODE_ARGS, ...(OWN_NODE_ARGS[name] ?? [])];
+}
+
+/**
  * Starts a built service (`services/<name>/dist/main.js`) as a real process; `nodeArgs` go before
- * the script, after SERVICE_NODE_ARGS (so they may override them; e.g. --cpu-prof).
+ * the script, after serviceNodeArgs (so they may override them; e.g. --cpu-prof).
  */
 export function startService(name: string, env: Record<string, string>, nodeArgs: readonly string[] = []): ServiceProcess {
   const logDir = path.join(REPO_ROOT, '.run', 'test-logs');
   mkdirSync(logDir, { recursive: true });
   const file = createWriteStream(path.join(logDir, `${name}-${Date.now()}.log`));
-  const child = spawn(process.execPath, [...SERVICE_NODE_ARGS, ...nodeArgs, path.join(REPO_ROOT, 'services', name, 'dist', 'main.js')], {
+  const args = [...serviceNodeArgs(name), ...nodeArgs, path.join(REPO_ROOT, 'services', name, 'dist', 'main.js')];
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
