@@ -84,6 +84,21 @@ const OTHER_SERVICES: Record<string, string> = {
   datadog: 'Datadog',
 };
 
+/**
+ * Each other service's name as the prompt would use it ("in Jira", "jira ticket", "Jira" first),
+ * compiled once: refuseUpfront runs twice per create (planning, then checkPlan).
+ */
+const OTHER_SERVICE_NAMED: readonly (readonly [RegExp, string])[] = Object.entries(OTHER_SERVICES).map(
+  ([word, name]) =>
+    [
+      new RegExp(
+        `^\\s*${word}\\b(?![.\\w])|\\b(?:on|in|via|to|using|through|into|with|from|my|our|the|a|an)\\s+${word}\\b(?![.\\w])|\\b${word}\\s+(?:ticket|issue|card|board|message|channel|file|folder|doc|sheet|page|account|event|calendar|dm|chat|post|story|task|project|repo|server|meeting|contact|deal|lead|order|bucket|instance|workspace|space)s?\\b`,
+        'u',
+      ),
+      name,
+    ] as const,
+);
+
 /** A refusal that applies to the whole prompt, before any clause is planned. */
 export function refuseUpfront(prompt: string): Refusal | undefined {
   const text = prompt.replace(/"[^"]*"|“[^”]*”|«[^»]*»|(^|[\s(:=,[])['‘][^'’]+['’](?=$|[\s.,;:!?)\]])/g, ' ');
@@ -127,12 +142,8 @@ export function refuseUpfront(prompt: string): Refusal | undefined {
       suggestion: "Ask for the items themselves: 'Post the open pull requests of acme/api to #eng' posts them as a list",
     };
   const lower = ` ${text.toLowerCase()} `;
-  for (const [word, name] of Object.entries(OTHER_SERVICES)) {
-    const named = new RegExp(
-      `^\\s*${word}\\b(?![.\\w])|\\b(?:on|in|via|to|using|through|into|with|from|my|our|the|a|an)\\s+${word}\\b(?![.\\w])|\\b${word}\\s+(?:ticket|issue|card|board|message|channel|file|folder|doc|sheet|page|account|event|calendar|dm|chat|post|story|task|project|repo|server|meeting|contact|deal|lead|order|bucket|instance|workspace|space)s?\\b`,
-      'u',
-    );
-    if (!name || !named.test(lower)) continue;
+  for (const [named, name] of OTHER_SERVICE_NAMED) {
+    if (!named.test(lower)) continue;
     return {
       code: 'no_matching_tool',
       message: `${name} is not a service this deployment connects to. ${CAPABILITIES}.`,
