@@ -85,8 +85,23 @@ const CITY_ZONES: ReadonlyMap<string, string> = new Map([
   ['sf', 'America/Los_Angeles'],
 ]);
 
+/**
+ * Names already asked about (luxon builds an Intl.DateTimeFormat to tell, tens of µs, and every
+ * "owner/repo" of a prompt is asked twice: planning, then checkPlan). The platform's zone data does
+ * not change while the process runs; bounded, since the names come from prompts.
+ */
+const zoneAnswers = new Map<string, boolean>();
+const ZONE_ANSWERS_MAX = 1024;
+
 export function isZone(name: string): boolean {
-  return name.includes('/') && IANAZone.isValidZone(name);
+  if (!name.includes('/')) return false;
+  let valid = zoneAnswers.get(name);
+  if (valid === undefined) {
+    valid = IANAZone.isValidZone(name);
+    if (zoneAnswers.size >= ZONE_ANSWERS_MAX) zoneAnswers.clear();
+    zoneAnswers.set(name, valid);
+  }
+  return valid;
 }
 
 /** The zone a text names, and the text that named it. */
