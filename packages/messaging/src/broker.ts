@@ -28,6 +28,7 @@ import {
   type RequestType,
 } from '@tes/contracts';
 import type { Logger } from '@tes/logger';
+import { coalesceFrameWrites } from './coalesce-writes.js';
 import { holdDecision, holdHeaders, holdQueueOptions, resolveHoldOptions, type HoldOptions } from './hold.js';
 import { queueTypeArguments, type QueueType } from './queue-type.js';
 import { isPermanentFailure } from './permanent-failure.js';
@@ -306,6 +307,8 @@ export class Broker {
 
   private async setup(model: ChannelModel): Promise<void> {
     this.model = model;
+    // The frames of one turn of the event loop leave in one write (coalesce-writes.ts).
+    coalesceFrameWrites(model);
     await this.openPublishChannel(model);
     for (const family of this.families) await this.declareFamily(family);
     await this.openReplyChannel(model);

@@ -255,10 +255,18 @@ export function usedAsVerb(words: readonly string[], verb: string): boolean {
   return words.some((w, i) => w === verb && !DETERMINERS.has(words[i - 1] ?? ''));
 }
 
+/** Per hints' `existing` list (the catalog's, kept for the process): its regular expression, compiled once. */
+const existingPatterns = new WeakMap<readonly string[], RegExp>();
+
 /** "add bob to tomorrow's standup", "invite ana to the 3pm meeting": something that exists, not a new one. */
 function addsToExisting(canon: string, nouns: readonly string[]): boolean {
-  const noun = nouns.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
-  return new RegExp(`\\bto\\s+(?:the|my|our|this|that|today's|tomorrow's|[a-z]+'s)\\s+(?:[\\w:-]+\\s+){0,2}(?:${noun})\\b`).test(canon);
+  let re = existingPatterns.get(nouns);
+  if (!re) {
+    const noun = nouns.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+    re = new RegExp(`\\bto\\s+(?:the|my|our|this|that|today's|tomorrow's|[a-z]+'s)\\s+(?:[\\w:-]+\\s+){0,2}(?:${noun})\\b`);
+    existingPatterns.set(nouns, re);
+  }
+  return re.test(canon);
 }
 
 /** The actions the clause asks for, best first (ties kept: the caller decides what a tie means). */

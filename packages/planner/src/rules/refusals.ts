@@ -84,6 +84,24 @@ const OTHER_SERVICES: Record<string, string> = {
   datadog: 'Datadog',
 };
 
+/** Where a prompt names a service (`word`, an alternation or one name): "Jira …", "in Jira", "jira ticket". */
+function namedPattern(word: string): RegExp {
+  return new RegExp(
+    `^\\s*${word}\\b(?![.\\w])|\\b(?:on|in|via|to|using|through|into|with|from|my|our|the|a|an)\\s+${word}\\b(?![.\\w])|\\b${word}\\s+(?:ticket|issue|card|board|message|channel|file|folder|doc|sheet|page|account|event|calendar|dm|chat|post|story|task|project|repo|server|meeting|contact|deal|lead|order|bucket|instance|workspace|space)s?\\b`,
+    'u',
+  );
+}
+
+/**
+ * Each other service's pattern, compiled once (refuseUpfront runs twice per create: planning,
+ * then checkPlan), and all of them in one: it matches exactly when one of them does, so a prompt
+ * that names none (nearly all) is read once instead of once per service.
+ */
+const OTHER_SERVICE_NAMED: readonly (readonly [RegExp, string])[] = Object.entries(OTHER_SERVICES).map(
+  ([word, name]) => [namedPattern(word), name] as const,
+);
+const ANY_OTHER_SERVICE_NAMED = namedPattern(`(?:${Object.keys(OTHER_SERVICES).join('|')})`);
+
 /** A refusal that applies to the whole prompt, before any clause is planned. */
 export function refuseUpfront(prompt: string): Refusal | undefined {
   const text = prompt.replace(/"[^"]*"|“[^”]*”|«[^»]*»|(^|[\s(:=,[])['‘][^'’]+['’](?=$|[\s.,;:!?)\]])/g, ' ');
@@ -127,12 +145,9 @@ export function refuseUpfront(prompt: string): Refusal | undefined {
       suggestion: "Ask for the items themselves: 'Post the open pull requests of acme/api to #eng' posts them as a list",
     };
   const lower = ` ${text.toLowerCase()} `;
-  for (const [word, name] of Object.entries(OTHER_SERVICES)) {
-    const named = new RegExp(
-      `^\\s*${word}\\b(?![.\\w])|\\b(?:on|in|via|to|using|through|into|with|from|my|our|the|a|an)\\s+${word}\\b(?![.\\w])|\\b${word}\\s+(?:ticket|issue|card|board|message|channel|file|folder|doc|sheet|page|account|event|calendar|dm|chat|post|story|task|project|repo|server|meeting|contact|deal|lead|order|bucket|instance|workspace|space)s?\\b`,
-      'u',
-    );
-    if (!name || !named.test(lower)) continue;
+  if (!ANY_OTHER_SERVICE_NAMED.test(lower)) return undefined;
+  for (const [named, name] of OTHER_SERVICE_NAMED) {
+    if (!named.test(lower)) continue;
     return {
       code: 'no_matching_tool',
       message: `${name} is not a service this deployment connects to. ${CAPABILITIES}.`,

@@ -85,8 +85,23 @@ const CITY_ZONES: ReadonlyMap<string, string> = new Map([
   ['sf', 'America/Los_Angeles'],
 ]);
 
+/**
+ * Names already asked about (luxon builds an Intl.DateTimeFormat to tell, tens of µs, and every
+ * "owner/repo" of a prompt is asked twice: planning, then checkPlan). The platform's zone data does
+ * not change while the process runs; bounded, since the names come from prompts.
+ */
+const zoneAnswers = new Map<string, boolean>();
+const ZONE_ANSWERS_MAX = 1024;
+
 export function isZone(name: string): boolean {
-  return name.includes('/') && IANAZone.isValidZone(name);
+  if (!name.includes('/')) return false;
+  let valid = zoneAnswers.get(name);
+  if (valid === undefined) {
+    valid = IANAZone.isValidZone(name);
+    if (zoneAnswers.size >= ZONE_ANSWERS_MAX) zoneAnswers.clear();
+    zoneAnswers.set(name, valid);
+  }
+  return valid;
 }
 
 /** The zone a text names, and the text that named it. */
@@ -234,7 +249,8 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
     .replace(/\b(tous les|toutes les|chaque|jeden|jede|cada|todos los|todas las|every|each)\s+/giu, ' ')
     // "on Tuesdays" (a recurrence, read above): chrono reads the weekday in the singular.
     .replace(/\b((?:mon|tues|wednes|thurs|fri|satur|sun)day)s\b/giu, '$1');
-  const offset = IANAZone.create(zone).offset(now.getTime());
+  // UTC (no zone named, nearly always) has no offset: luxon would format a date to tell.
+  const offset = zone === 'UTC' ? 0 : IANAZone.create(zone).offset(now.getTime());
   const today = DateTime.fromJSDate(now, { zone });
   // "on the 12th" / "the 1st of every month": the next such day.
   input = input.replace(/\b(?:on\s+)?the\s+(\d{1,2})(?:st|nd|rd|th)\b(?:\s+of\s+(?:every|each)?\s*month)?/i, (_m, d: string) => {

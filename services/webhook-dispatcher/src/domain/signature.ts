@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { SECRET_PREFIX } from './secret.js';
 
 /**
@@ -28,8 +28,27 @@ export function secretKeyBytes(secret: string): Buffer {
   return Buffer.from(encoded, 'base64');
 }
 
+/**
+ * The Standard Webhooks key of each secret, made once: createHmac given the bytes themselves
+ * costs Node several times the HMAC (about 15 us against 2 here), every delivery. At most
+ * KEYS_MAX secrets (a replica signs for its accounts' current and previous secrets), then
+ * forgotten and made again.
+ */
+const standardKeys = new Map<string, KeyObject>();
+const KEYS_MAX = 4096;
+
+function standardKey(secret: string): KeyObject {
+  let key = standardKeys.get(secret);
+  if (!key) {
+    key = createSecretKey(secretKeyBytes(secret));
+    if (standardKeys.size >= KEYS_MAX) standardKeys.clear();
+    standardKeys.set(secret, key);
+  }
+  return key;
+}
+
 export function standardSignature(secret: string, id: string, timestamp: number | string, rawBody: string): string {
-  return createHmac('sha256', secretKeyBytes(secret)).update(`${id}.${timestamp}.${rawBody}`, 'utf8').digest('base64');
+  return createHmac('sha256', standardKey(secret)).update(`${id}.${timestamp}.${rawBody}`, 'utf8').digest('base64');
 }
 
 export function signDelivery(input: { secrets: readonly string[]; eventId: string; rawBody: string; timestamp: number }): SignedHeaders {
