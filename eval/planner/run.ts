@@ -1,10 +1,11 @@
 /**
- * `pnpm eval:planner [--llm] [--verbose] [--category NAME]`: scores the planner on the labeled
- * corpus in eval/planner/corpus and prints a table per category. Exits 1 when any plan holds a
- * side effect that was not asked for. See eval/planner/README.md.
+ * `pnpm eval:planner [--llm] [--verbose] [--category NAME] [--corpus DIR]`: scores the planner on
+ * the labeled corpus in eval/planner/corpus (or DIR, e.g. a held-out set) and prints a table per
+ * category. Exits 1 when any plan holds a side effect that was not asked for or a wrong write.
+ * See eval/planner/README.md.
  */
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { BUILT_IN_TOOLS, findAction, type ToolDef } from '@tes/catalog';
 import * as planner from '@tes/planner';
 import type { PlanOutcome } from '@tes/planner';
@@ -19,6 +20,8 @@ const args = process.argv.slice(2);
 const verbose = args.includes('--verbose');
 const llm = args.includes('--llm');
 const only = args.includes('--category') ? args[args.indexOf('--category') + 1] : undefined;
+const corpusDir = args.includes('--corpus') ? resolve(args[args.indexOf('--corpus') + 1] ?? '') : join(import.meta.dirname, 'corpus');
+const heldOut = args.includes('--corpus');
 
 const sideEffectOf: SideEffectOf = (name) => {
   const [tool = '', action = ''] = name.split('.');
@@ -66,6 +69,7 @@ interface Row {
   refused_wrongly: number;
   wrong_plan: number;
   unasked: number;
+  wrong_writes: number;
   no_suggestion: number;
 }
 
@@ -77,6 +81,7 @@ const emptyRow = (): Row => ({
   refused_wrongly: 0,
   wrong_plan: 0,
   unasked: 0,
+  wrong_writes: 0,
   no_suggestion: 0,
 });
 
@@ -85,11 +90,12 @@ function add(row: Row, e: CorpusEntry, s: Score): void {
   if (!('refuse' in e.expect)) row.supported++;
   row[s.verdict]++;
   if (s.unasked.length) row.unasked++;
+  if (s.wrong_writes.length) row.wrong_writes++;
   if (s.no_suggestion) row.no_suggestion++;
 }
 
 function printTable(rows: [string, Row][]): void {
-  const head = ['category', 'n', 'planned right', 'refused right', 'refused wrongly', 'wrong plan', 'unasked side effect', 'no suggestion'];
+  const head = ['category', 'n', 'planned right', 'refused right', 'refused wrongly', 'wrong plan', 'wrong write', 'unasked side effect', 'no suggestion'];
   const cells = rows.map(([name, r]) => [
     name,
     String(r.n),
@@ -97,6 +103,7 @@ function printTable(rows: [string, Row][]): void {
     `${r.refused_right}/${r.n - r.supported}`,
     String(r.refused_wrongly),
     String(r.wrong_plan),
+    String(r.wrong_writes),
     String(r.unasked),
     String(r.no_suggestion),
   ]);
@@ -113,7 +120,7 @@ function printTable(rows: [string, Row][]): void {
 const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(1)} %` : '-');
 
 async function main(): Promise<number> {
-  const corpus = loadCorpus(join(import.meta.dirname, 'corpus')).filter((e) => !only || e.category === only || e.id === only);
+  const corpus = loadCorpus(corpusDir).filter((e) => !only || e.category === only || e.id === only);
   const missing = new Set(corpus.flatMap((e) => expectedSteps(e.expect).map((s) => s.action)).filter((a) => !sideEffectOf(a)));
   const model = llm ? await startScriptedModel(corpus) : undefined;
   const results: { entry: CorpusEntry; outcome: Outcome; score: Score; fault?: string }[] = [];
@@ -145,13 +152,14 @@ async function main(): Promise<number> {
     add(total, r.entry, r.score);
   }
   console.log(
-    `planner eval: ${llm ? 'LLM planner with a scripted model' : 'rules planner'}, ${results.length} requests, now = ${NOW.toISOString()}\n`,
+    `planner eval (${heldOut ? corpusDir : "dev corpus"}): ${llm ? 'LLM planner with a scripted model' : 'rules planner'}, ${results.length} requests, now = ${NOW.toISOString()}\n`,
   );
   printTable([...[...byCategory].filter(([, r]) => r.n > 0), ['total', total]]);
   console.log(
     `\nsupported requests planned right: ${total.planned_right}/${total.supported} (${pct(total.planned_right, total.supported)})` +
       `\nrequests to refuse refused: ${total.refused_right}/${total.n - total.supported}` +
       `\nplans with an unasked side effect: ${total.unasked}` +
+      `\nplans with a wrong write: ${total.wrong_writes}` +
       `\nrefusals without a suggestion: ${total.no_suggestion}`,
   );
   if (model) {
@@ -170,7 +178,7 @@ async function main(): Promise<number> {
     console.log(`\nfailures (${failures.length}):`);
     for (const r of failures) {
       console.log(
-        `\n[${r.entry.id}] ${r.score.verdict}${r.score.unasked.length ? `, UNASKED ${r.score.unasked.join(', ')}` : ''}${r.fault ? ` (model fault: ${r.fault})` : ''}`,
+        `\n[${r.entry.id}] ${r.score.verdict}${r.score.unasked.length ? `, UNASKED ${r.score.unasked.join(', ')}` : ''}${r.score.wrong_writes.length ? `, WRONG WRITE ${r.score.wrong_writes.join(', ')}` : ''}${r.fault ? ` (model fault: ${r.fault})` : ''}`,
       );
       console.log(`  prompt:   ${r.entry.prompt}`);
       console.log(`  expected: ${JSON.stringify(r.entry.expect)}`);
@@ -181,7 +189,7 @@ async function main(): Promise<number> {
     }
   }
 
-  const report = join(import.meta.dirname, llm ? 'report-llm.json' : 'report.json');
+  const report = join(import.meta.dirname, `report${heldOut ? `-${basename(corpusDir)}` : ''}${llm ? '-llm' : ''}.json`);
   writeFileSync(
     report,
     JSON.stringify(
@@ -196,6 +204,7 @@ async function main(): Promise<number> {
           prompt: r.entry.prompt,
           verdict: r.score.verdict,
           unasked: r.score.unasked,
+          wrong_writes: r.score.wrong_writes,
           no_suggestion: r.score.no_suggestion,
           ...(r.score.why ? { why: r.score.why } : {}),
           ...(r.fault ? { model_fault: r.fault } : {}),
@@ -208,7 +217,7 @@ async function main(): Promise<number> {
     ) + '\n',
   );
   console.log(`\nreport: ${report}${verbose ? '' : ' (failures listed with --verbose)'}`);
-  return total.unasked > 0 ? 1 : 0;
+  return total.unasked > 0 || total.wrong_writes > 0 ? 1 : 0;
 }
 
 main().then(
