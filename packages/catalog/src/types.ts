@@ -71,3 +71,13 @@ export interface ToolHints {
   nouns: readonly string[];
   actions: Readonly<Record<string, ActionHints>>;
 }
+
+/**
+ * What one language says for a tool, as data (`tools/<tool>/language/<lang>.json`): phrases and
+ * idioms of that language mapped onto the canonical English words the tool's hints use
+ * ("stand up a channel" → "create a channel", "fire off" → "send"). The rules planner replaces
+ * them, longest first, in the instruction only (texts to send are cut out before).
+ */
+export interface ToolLanguage {
+  phrases: Readonly<Record<string, string>>;
+}
