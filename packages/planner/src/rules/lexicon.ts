@@ -11,6 +11,9 @@ import de from '../language/de.json' with { type: 'json' };
 import en from '../language/en.json' with { type: 'json' };
 import es from '../language/es.json' with { type: 'json' };
 import fr from '../language/fr.json' with { type: 'json' };
+import it from '../language/it.json' with { type: 'json' };
+import nl from '../language/nl.json' with { type: 'json' };
+import pt from '../language/pt.json' with { type: 'json' };
 
 interface LanguageData {
   /** Frequent words of the language, rare in the others: the language with most hits wins. */
@@ -33,7 +36,7 @@ interface EnglishData extends LanguageData {
 }
 
 const ENGLISH: EnglishData = en;
-const LANGUAGES = { en: ENGLISH, fr, de, es } satisfies Record<string, LanguageData>;
+const LANGUAGES = { en: ENGLISH, fr, de, es, pt, it, nl } satisfies Record<string, LanguageData>;
 export type Lang = keyof typeof LANGUAGES;
 const FOREIGN = (Object.keys(LANGUAGES) as Lang[]).filter((l) => l !== 'en') as Exclude<Lang, 'en'>[];
 

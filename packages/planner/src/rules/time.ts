@@ -133,7 +133,15 @@ export function findZone(text: string): { zone: string; span: string } | undefin
 const CITY_TIME =
   /\b(?:in\s+)?([\p{L}][\p{L} ]{1,24}?)\s+(?:time|timezone|time zone)\b|\b(?:heure de|Zeit in|hora de)\s+([\p{L}][\p{L} ]{1,24})|\b([\p{Lu}][\p{Ll}]+)er\s+Zeit\b/giu;
 
-const PARSERS: Record<Lang, chrono.Chrono> = { en: chrono.en.casual, fr: chrono.fr.casual, de: chrono.de.casual, es: chrono.es.casual };
+const PARSERS: Record<Lang, chrono.Chrono> = {
+  en: chrono.en.casual,
+  fr: chrono.fr.casual,
+  de: chrono.de.casual,
+  es: chrono.es.casual,
+  pt: chrono.pt.casual,
+  it: chrono.it.casual,
+  nl: chrono.nl.casual,
+};
 
 const WEEKDAYS: Record<string, string> = {
   lundi: 'monday',
