@@ -140,7 +140,7 @@ interface Planning {
 
 function planClause(clause: Clause, p: Planning): Refusal | undefined {
   const { prepared, state, catalog, forbidden, missing } = p;
-  if (amendsPrevious(clause, prepared, state)) return undefined;
+  if (amendsPrevious(clause, prepared, state, missing)) return undefined;
   const each = forEach(clause, prepared, state);
   if (each) return planEach(each, p);
   const loop = numberLoop(clause);
@@ -234,18 +234,27 @@ function planClause(clause: Clause, p: Planning): Refusal | undefined {
  * A clause that only adds a detail to the step before it ("The subject can be 'Q1 receipts'.",
  * "just the first 10", "last 10 messages please"): the detail goes into that step.
  */
-function amendsPrevious(clause: Clause, prepared: Prepared, state: PlanState): boolean {
+function amendsPrevious(clause: Clause, prepared: Prepared, state: PlanState, missing: Planning['missing']): boolean {
   const last = state.steps[state.steps.length - 1];
   if (!last || clause.words.some((w) => ACTION_WORDS.has(w) && w !== 'let')) return false;
   const subject =
-    /^(?:and\s+)?(?:the\s+)?(subject|title|body|description)\s+(?:line\s+)?(?:can be|could be|should be|is|will be|must be|:)\s*⟦(\d+)⟧/i.exec(
+    /^(?:and\s+)?(?:the\s+)?(subject|title|body|description|message|text)\s*(?:line\s*)?(?:can be|could be|should be|is|will be|must be|:)\s*⟦(\d+)⟧/i.exec(
       clause.raw.trim(),
     );
   if (subject?.[1] && subject[2]) {
-    const field = subject[1].toLowerCase() === 'description' ? 'body' : subject[1].toLowerCase();
+    const said = subject[1].toLowerCase();
     const text = prepared.quotes[Number(subject[2])]?.text;
+    const field =
+      said === 'title' && last.tool === 'gmail'
+        ? 'subject'
+        : ['description', 'message', 'text'].includes(said)
+          ? (['text', 'body', 'content'].find((f) => f in last.input) ?? 'body')
+          : said;
     if (text === undefined || !(field in last.input || ['subject', 'title', 'body'].includes(field))) return false;
-    last.input[field === 'title' && last.tool === 'gmail' ? 'subject' : field] = text;
+    last.input[field] = text;
+    // What was missing from that step is given now.
+    const index = state.steps.length - 1;
+    for (let i = missing.length - 1; i >= 0; i--) if (missing[i]?.step === index && missing[i]?.field === field) missing.splice(i, 1);
     return true;
   }
   if (last.action === 'close_issue' && /\b(?:not planned|will not fix|won't fix|wontfix|duplicate|obsolete)\b/.test(clause.canon)) {

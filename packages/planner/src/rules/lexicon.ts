@@ -38,7 +38,7 @@ interface EnglishData extends LanguageData {
 const ENGLISH: EnglishData = en;
 const LANGUAGES = { en: ENGLISH, fr, de, es, pt, it, nl } satisfies Record<string, LanguageData>;
 export type Lang = keyof typeof LANGUAGES;
-const FOREIGN = (Object.keys(LANGUAGES) as Lang[]).filter((l) => l !== 'en') as Exclude<Lang, 'en'>[];
+const FOREIGN = (Object.keys(LANGUAGES) as Lang[]).filter((l): l is Exclude<Lang, 'en'> => l !== 'en');
 
 /** A language's whole table: its general words, then every tool's phrases of that language. */
 const TABLES = Object.fromEntries(

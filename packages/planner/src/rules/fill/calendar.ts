@@ -1,0 +1,63 @@
+import { entitiesOf, takeQuote } from '../slots.js';
+import { QUOTE } from '../text.js';
+import { capitalize, type Fill } from './common.js';
+
+/** Per action: what each of its fields comes from. */
+export const CALENDAR_FILLS: Record<string, Fill> = {
+  'google_calendar.create_event': (s, put) => {
+    const attendees = entitiesOf(s, 'email').map((e) => e.value);
+    put('attendees', attendees.length > 0 ? attendees : undefined);
+    let named = takeQuote(s, ['title', 'quoted', 'colon']);
+    // A cut-out text that also held the date: the date is not part of the name.
+    for (const span of s.when?.spans ?? []) if (named) named = named.replace(span, ' ');
+    named =
+      named
+        ?.replace(/\s+(?:on|at|from|for|by)\s*$/i, '')
+        .replace(/[\s,;-]+$/, '')
+        .replace(/\s+/g, ' ')
+        .trim() || undefined;
+    const kind =
+      /\b(standup|stand-up|sync|lunch|review|interview|demo|retro|retrospective|1:1|one-on-one|coffee|dinner|workshop|catch-up|call|planning|kickoff|offsite|reminder)\b/i.exec(
+        s.clause.raw.replace(QUOTE, ' '),
+      )?.[1];
+    const who = /\bwith\s+([\p{Lu}][\p{L}'-]+(?:\s+(?:and\s+)?[\p{Lu}][\p{L}'-]+)*)/u.exec(s.clause.raw)?.[1];
+    const thing =
+      /^(?:create|add|schedule|book|set\s+up|plan|put|organi[sz]e|arrange)\s+(?:an?\s+|the\s+)?(?:new\s+)?([\p{L}][\p{L}-]*(?:\s+[\p{L}][\p{L}-]*)?)\s+(?:on|at|for|tomorrow|today|next|this|every|with|from)\b/iu.exec(
+        s.clause.raw.replace(QUOTE, ' '),
+      )?.[1];
+    const generic = thing && /^(?:event|meeting|appointment|call|calendar|time|slot|reminder|block)$/i.test(thing) ? undefined : thing;
+    put(
+      'summary',
+      named ??
+        (kind ? capitalize(kind) + (who ? ` with ${who}` : '') : who ? `Meeting with ${who}` : generic ? capitalize(generic) : undefined) ??
+        'Meeting',
+    );
+    put('description', takeQuote(s, ['body']));
+    const w = s.when;
+    if (w?.start && w.hasTime) {
+      put('start', w.start);
+      put('end', w.end);
+      if (w.zoneNamed) put('time_zone', w.zone);
+    }
+    put('recurrence', w?.recurrence);
+  },
+  'google_calendar.list_events': (s, put) => {
+    const w = s.when;
+    if (w?.windowStart) {
+      put('time_min', w.windowStart);
+      put('time_max', w.windowEnd);
+    }
+    const q = takeQuote(s, ['quoted', 'title']);
+    put('query', q);
+    const other = /\bcalendar\s+⟨(\d+)⟩|⟨(\d+)⟩'s\s+calendar/.exec(s.clause.raw);
+    const cal = other ? s.state.entities[Number(other[1] ?? other[2])] : undefined;
+    if (cal?.kind === 'email') put('calendar_id', cal.value);
+  },
+  'google_calendar.check_availability': (s, put) => {
+    const w = s.when;
+    if (w?.windowStart) {
+      put('time_min', w.windowStart);
+      put('time_max', w.windowEnd);
+    }
+  },
+};

@@ -1,0 +1,69 @@
+import { ref } from '@tes/catalog';
+import { QUOTE } from '../text.js';
+import { leftoverText, pointsBack, previousData, outputRef, referenceFor, takeQuote, type Slots, type StepDraft } from '../slots.js';
+
+/** Sets an input field when the action has it and the value is not empty. */
+export type Put = (field: string, value: unknown) => void;
+/** Plans a step before the one being filled (a lookup) and answers its index. */
+export type Add = (step: StepDraft) => number;
+/** What each field of one action comes from. */
+export type Fill = (s: Slots, put: Put, add: Add) => void;
+
+export function textOrBack(s: Slots, roles: readonly string[], verbs: readonly string[], { leftover = true } = {}): string | undefined {
+  const quoted = takeQuote(s, roles);
+  if (quoted !== undefined) return quoted;
+  // "the same message": what the step before said.
+  const last = s.state.steps[s.state.steps.length - 1];
+  if (last && /\bthe same (?:message|text|thing|note)\b/.test(s.clause.canon) && typeof last.input['text'] === 'string')
+    return last.input['text'];
+  const prev = previousData(s.state);
+  if (prev && (pointsBack(s.clause) || !leftover || s.state.sourced)) return referenceFor(s.clause, prev.index, prev.step);
+  if (!leftover) return undefined;
+  const rest = leftoverText(s, verbs);
+  // "post today's weather to #random": a description of something to fetch, not a message.
+  if (rest && isDescription(rest)) return prev ? referenceFor(s.clause, prev.index, prev.step) : undefined;
+  if (rest) return rest;
+  return prev ? referenceFor(s.clause, prev.index, prev.step) : undefined;
+}
+
+export function backRef(s: Slots, field?: string): string | undefined {
+  const prev = previousData(s.state);
+  if (!prev) return undefined;
+  const key = `${prev.step.tool}.${prev.step.action}`;
+  // A fetched JSON document: its parsed value is the list to count or pluck.
+  if (key === 'http.fetch' || key === 'http.post') return ref(prev.index, 'json');
+  const r = outputRef(prev.index, prev.step);
+  if (field === 'items' && !r.includes('.items') && key !== 'data.pluck') return undefined;
+  return r;
+}
+
+/** A noun phrase with no verb that starts with a determiner ("the agenda", "today's weather"): what to send, not the text. */
+export function isDescription(text: string): boolean {
+  return (
+    (/^(?:the|a|an|my|our|your|their|his|her|its|today's|tomorrow's|yesterday's|this|that|these|those|some|every|each|all|everyone)\b/i.test(
+      text,
+    ) ||
+      /\b(?:of|to|in|on|for|with|about)$/i.test(text)) &&
+    !/\b(?:is|are|was|were|will|has|have|had|can|should|must|need|needs|going|done|ready|live|down|up|out|back|over|broke|went|\w+ed|\w+n't)\b|\d/i.test(
+      text,
+    )
+  );
+}
+
+/** Text after "about …" (or another pattern), up to a target or the end: "an issue about the login bug in acme/api" → "the login bug". */
+export function aboutText(s: Slots, pattern = /\b(?:about|for|regarding|re)\s+(.+)$/i): string | undefined {
+  const raw = s.clause.raw.replace(QUOTE, ' ');
+  const m = pattern.exec(raw);
+  if (!m?.[1]) return undefined;
+  const text = m[1]
+    .replace(/\s*\b(?:in|on|to|at|for)\s+(?:the\s+)?⟨\d+⟩.*$/i, '')
+    .replace(/⟨\d+⟩/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[.,;!?]+$/, '');
+  return text.length >= 2 ? capitalize(text) : undefined;
+}
+
+export function capitalize(t: string): string {
+  return t.charAt(0).toUpperCase() + t.slice(1);
+}

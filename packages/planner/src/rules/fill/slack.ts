@@ -1,0 +1,81 @@
+import { ref } from '@tes/catalog';
+import { entitiesOf, takeQuote, type Slots } from '../slots.js';
+import { QUOTE } from '../text.js';
+import { textOrBack, type Fill } from './common.js';
+
+/** Per action: what each of its fields comes from. */
+export const SLACK_FILLS: Record<string, Fill> = {
+  'slack.post_message': (s, put) => {
+    const channel = channelName(s) ?? s.state.channel;
+    put('channel', channel);
+    if (channel) s.state.channel = channel;
+    put(
+      'text',
+      textOrBack(s, ['body', 'colon'], ['post', 'send', 'say', 'tell', 'notify', 'announce', 'share', 'write', 'ping', 'message']),
+    );
+  },
+  'slack.send_direct_message': (s, put) => {
+    put('user', person(s));
+    put('text', textOrBack(s, ['body', 'colon'], ['dm', 'message', 'send', 'tell', 'ping', 'write', 'say']));
+  },
+  'slack.list_channels': () => undefined,
+  'slack.create_channel': (s, put) => {
+    const bare = s.clause.raw.replace(QUOTE, ' ');
+    const name =
+      entitiesOf(s, 'channel')[0]?.value ??
+      takeQuote(s, ['title', 'quoted']) ??
+      /\bname\s+it\s+#?([\p{L}\p{N}_-]+)/iu.exec(bare)?.[1] ??
+      /\bchannel\s+(?:called\s+|named\s+)?(?!(?:for|about|to|with|on|in|the|a|an)\b)([\p{L}\p{N}_-]+(?:\s+(?!for\b|with\b|and\b|to\b|in\b|on\b)[\p{L}\p{N}_-]+)*)/iu.exec(
+        bare,
+      )?.[1];
+    if (name && !/^(?:for|called|named|in|on|with|the)$/i.test(name)) {
+      const slug = name.replace(/^#/, '').trim().toLowerCase().replace(/\s+/g, '-');
+      put('name', slug);
+      s.state.channel = slug;
+    }
+    if (/\bprivate\b/.test(s.clause.canon)) put('is_private', true);
+  },
+  'slack.invite_to_channel': (s, put) => {
+    put('channel', channelName(s) ?? s.state.channel);
+    const users = [
+      ...entitiesOf(s, 'user').map((u) => (/^[UW][A-Z0-9]{8,}$/.test(u.value) ? u.value : `@${u.value}`)),
+      ...entitiesOf(s, 'email').map((e) => e.value),
+    ];
+    if (users.length === 0) {
+      const p = person(s);
+      if (p) users.push(p);
+    }
+    put('users', users.length > 0 ? users : undefined);
+  },
+  'slack.list_messages': (s, put) => {
+    put('channel', channelName(s) ?? s.state.channel);
+    if (s.when?.windowStart && /\b(?:today|yesterday|since|this|last|past)\b/.test(s.clause.canon)) put('oldest', s.when.windowStart);
+  },
+};
+
+/** A person named after a verb or preposition ("DM Sarah", "message @bob", "to Alex"). */
+function person(s: Slots): string | undefined {
+  const user = entitiesOf(s, 'user')[0] ?? entitiesOf(s, 'email')[0];
+  // A Slack id (U024BE7LH) is used as it is; a handle keeps its "@".
+  if (user) return user.kind === 'user' && !/^[UW][A-Z0-9]{8,}$/.test(user.value) ? `@${user.value}` : user.value;
+  const m = /\b(?:dm|message|ping|tell|text|let|to|with|envoie\s+à|à|an|a)\s+([\p{Lu}][\p{L}'-]+(?:\s+[\p{Lu}][\p{L}'-]+)?)/u.exec(
+    s.clause.raw.replace(/^\S+\s+/, (w) => w.toLowerCase()),
+  );
+  return m?.[1];
+}
+
+function channelName(s: Slots): string | undefined {
+  if (s.state.item?.field === 'name') return ref(s.state.item.step, `items.${s.state.item.index}.name`);
+  const ch = entitiesOf(s, 'channel')[0]?.value;
+  if (ch) return ch;
+  const raw = s.clause.raw.replace(QUOTE, ' ');
+  const skip = /^(?:the|a|this|that|slack|same|new|private|public|my|our|which|what|each|every|to|in|on|called|named)$/;
+  for (const re of [
+    /\b(?:the\s+)?([\p{L}\p{N}_-]+)\s+(?:slack\s+)?channel\b/iu,
+    /\bchannel\s+(?:called\s+|named\s+)?([\p{Ll}\p{N}_-]+)/iu,
+  ]) {
+    const name = re.exec(raw)?.[1]?.toLowerCase();
+    if (name && !skip.test(name)) return name;
+  }
+  return undefined;
+}
