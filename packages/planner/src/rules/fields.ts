@@ -56,13 +56,6 @@ const GENERIC_TOOLS = new Set(['text', 'data', 'http']);
 
 type Put = (field: string, value: unknown) => void;
 
-
-
-
-
-
-
-
 /** Per built-in action: what each of its fields comes from. */
 /** Per built-in action: what each of its fields comes from. */
 const SPECIFIC: Record<string, Fill> = {

@@ -33,9 +33,26 @@ interface EnglishData extends LanguageData {
   shorthand: Readonly<Record<string, string>>;
   /** English words that are also words of another language's data: they never decide the language. */
   shared_with_other_languages: readonly string[];
+  /** Verbs that start a new clause after "and" or a comma (besides every hint verb). */
+  clause_verbs: readonly string[];
+  /** Clause verbs that do not make a text after a colon an instruction ("…: call the bank" is a text). */
+  not_instruction_starts: readonly string[];
+  /** Hint words that are verbs of questions or adjectives more often than the start of a new request. */
+  not_clause_starts: readonly string[];
+  /** "can be closed" → "close". */
+  passive: Readonly<Record<string, string>>;
+  /** Words the typo corrector knows besides the hints' words. */
+  extra_vocabulary: readonly string[];
+  /** Words kept as they are: markers of a name, and past forms, which never ask for the action. */
+  as_they_are: readonly string[];
+  /** Common words near the vocabulary that must never be "corrected" ("last" is not "list"). */
+  protected: readonly string[];
+  /** The words that mark where texts, names and numbers start: corrected before anything is cut out. */
+  marker_words: readonly string[];
+  marker_shorthand: Readonly<Record<string, string>>;
 }
 
-const ENGLISH: EnglishData = en;
+export const ENGLISH: EnglishData = en;
 const LANGUAGES = { en: ENGLISH, fr, de, es, pt, it, nl } satisfies Record<string, LanguageData>;
 export type Lang = keyof typeof LANGUAGES;
 const FOREIGN = (Object.keys(LANGUAGES) as Lang[]).filter((l): l is Exclude<Lang, 'en'> => l !== 'en');
@@ -44,11 +61,10 @@ const FOREIGN = (Object.keys(LANGUAGES) as Lang[]).filter((l): l is Exclude<Lang
 const TABLES = Object.fromEntries(
   (Object.keys(LANGUAGES) as Lang[]).map((lang) => [
     lang,
-    Object.assign(
-      {},
-      LANGUAGES[lang].words,
-      ...Object.values(BUILT_IN_LANGUAGES).map((tool) => tool[lang]?.phrases ?? {}),
-    ) as Record<string, string>,
+    Object.assign({}, LANGUAGES[lang].words, ...Object.values(BUILT_IN_LANGUAGES).map((tool) => tool[lang]?.phrases ?? {})) as Record<
+      string,
+      string
+    >,
   ]),
 ) as Record<Lang, Record<string, string>>;
 

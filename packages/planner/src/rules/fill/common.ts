@@ -1,4 +1,5 @@
 import { ref } from '@tes/catalog';
+import { BODY_MARKERS } from '../lexicon.js';
 import { QUOTE } from '../text.js';
 import { leftoverText, pointsBack, previousData, outputRef, referenceFor, takeQuote, type Slots, type StepDraft } from '../slots.js';
 
@@ -66,4 +67,41 @@ export function aboutText(s: Slots, pattern = /\b(?:about|for|regarding|re)\s+(.
 
 export function capitalize(t: string): string {
   return t.charAt(0).toUpperCase() + t.slice(1);
+}
+
+const escape = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** What stands between a recipient and the message: "letting her know that", "that", "about", a body marker. */
+const LEAD_IN = new RegExp(
+  `^[\\s,:;-]*(?:(?:and\\s+)?(?:letting|let|telling|tell|to\\s+let|to\\s+tell)\\s+(?:him|her|them|me|us|everyone|everybody|people|the\\s+team|[\\p{L}]+)\\s+know(?:\\s+that)?|(?:and\\s+)?(?:tell|telling)\\s+(?:him|her|them)(?:\\s+that)?|${[
+    ...BODY_MARKERS,
+  ]
+    .sort((a, b) => b.length - a.length)
+    .map(escape)
+    .join('|')}|that|about|abt|regarding|re:|re|to say)(?=[\\s:])[:\\s]*`,
+  'iu',
+);
+
+/**
+ * The message a clause says in its own words after its last recipient or target, when nothing
+ * marks it ("email jo@x.io letting her know the contract is signed" → "the contract is signed"):
+ * the user's words, never made up. Undefined when what is left is not a message (empty, a date,
+ * a single word, another instruction).
+ */
+export function messageAfterTarget(s: Slots): string | undefined {
+  const raw = s.clause.raw.replace(QUOTE, ' ');
+  const targets = [...raw.matchAll(/⟨\d+⟩/g)];
+  const last = targets[targets.length - 1];
+  if (!last || last.index === undefined) return undefined;
+  const text = raw
+    .slice(last.index + last[0].length)
+    // ", don't send it yet": an instruction about the step, not its message.
+    .replace(/,?\s+(?:but\s+)?(?:don't|dont|do not|never)\s.*$/iu, '')
+    .replace(LEAD_IN, '')
+    .replace(/\s+/g, ' ')
+    .replace(/^[\s,:;-]+|[\s,;]+$/g, '')
+    .replace(/\s+(?:asap|please|pls|plz|thanks|thx|ty)$/i, '');
+  let dateless = text;
+  for (const span of s.when?.spans ?? []) dateless = dateless.replace(span, ' ');
+  if (dateless.trim().split(/\s+/).length < 2 || /⟨|⟦/.test(text)) return undefined;
+  return text;
 }

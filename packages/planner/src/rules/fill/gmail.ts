@@ -1,8 +1,18 @@
 import { ref } from '@tes/catalog';
 import { ACTION_WORDS } from '../intents.js';
-import { entitiesOf, previousData, quoteAfter, referenceFor, searchWindow, subjectFrom, takeQuote, type Slots, type StepDraft } from '../slots.js';
+import {
+  entitiesOf,
+  previousData,
+  quoteAfter,
+  referenceFor,
+  searchWindow,
+  subjectFrom,
+  takeQuote,
+  type Slots,
+  type StepDraft,
+} from '../slots.js';
 import { QUOTE } from '../text.js';
-import { capitalize, textOrBack, type Fill, type Put } from './common.js';
+import { capitalize, messageAfterTarget, textOrBack, type Fill, type Put } from './common.js';
 
 /** Per action: what each of its fields comes from. */
 export const GMAIL_FILLS: Record<string, Fill> = {
@@ -102,6 +112,8 @@ function fillEmail(s: Slots, put: Put): void {
   const last = s.state.steps[s.state.steps.length - 1];
   if (body === undefined && /\bthe same\b/.test(s.clause.canon) && typeof last?.input['text'] === 'string') body = last.input['text'];
   if (body === undefined && prev) body = referenceFor(s.clause, prev.index, prev.step);
+  // "email lee@x.io that the deck is ready": the message in the user's own words.
+  if (body === undefined) body = messageAfterTarget(s);
   if (!subject && body?.startsWith('{{') && prev) subject = s.state.topic ?? topicOf(prev.step);
   if (!subject) {
     const about = /\babout\s+(?:the\s+)?([\p{L}\p{N} '_-]{3,60}?)(?=[,.;!?]|\s+(?:to|and|saying|with|for)\b|$)/iu.exec(
