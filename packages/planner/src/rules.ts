@@ -93,8 +93,10 @@ export function planWithRules(prompt: string, options: RulesOptions = {}): PlanO
   const missing: Planning['missing'] = [];
   const planning: Planning = { prepared, state, catalog, forbidden, missing, asked: new Set() };
 
-  for (const clause of prepared.segments.flat()) {
-    if (isNegated(clause)) continue;
+  const clauses = prepared.segments.flat();
+  if (clauses.length > 0 && clauses.every((c) => c.stated || isNegated(c))) return refused(statedOnly(prompt));
+  for (const clause of clauses) {
+    if (isNegated(clause) || clause.stated) continue;
     const result = planClause(clause, planning);
     if (result) return refused(result);
     if (state.steps.length > MAX_PLANNED_STEPS) break;
@@ -105,6 +107,15 @@ export function planWithRules(prompt: string, options: RulesOptions = {}): PlanO
   const broken = checkPlan(prompt, steps, tools);
   if (broken) return refused(broken);
   return { ok: true, plan: { tool: taskToolOf(steps, tools) ?? steps[0]?.tool ?? '', steps, planner: { name: 'rules' } } };
+}
+
+/** A prompt that only says what the user will do ("I'll merge it after CI"). */
+function statedOnly(prompt: string): Refusal {
+  return {
+    code: 'unsupported_request',
+    message: `"${prompt.slice(0, 200)}" says what you will do; it does not ask the service to do anything.`,
+    suggestion: 'Ask for the action itself, e.g. "Merge PR 4 in acme/api"',
+  };
 }
 
 function refused(refusal: Refusal): PlanOutcome {

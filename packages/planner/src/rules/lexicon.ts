@@ -24,6 +24,11 @@ interface LanguageData {
   subject_markers: readonly string[];
   /** Markers after which a title or name starts. */
   title_markers: readonly string[];
+  /**
+   * How the language states what the user will do ("I'll merge after CI", "je vais …"): a statement,
+   * not a request. From there to the end of the clause nothing is an instruction.
+   */
+  intentions?: readonly string[];
   /** General phrases and words → canonical English (lowercase). */
   words: Readonly<Record<string, string>>;
 }
@@ -107,6 +112,16 @@ export function detectLanguage(words: readonly string[]): Lang {
   }
   return best;
 }
+
+/** From a statement of what the user will do to the end of the clause ("…, I'll merge after CI passes"). */
+export const INTENTION = new RegExp(
+  `(?:^|(?<=[\\s,;:.!?(—–-]))(?:${Object.values(LANGUAGES)
+    .flatMap((l: LanguageData) => l.intentions ?? [])
+    .sort((a, b) => b.length - a.length)
+    .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('|')})(?=\\s|$)[\\s\\S]*$`,
+  'iu',
+);
 
 /** Phrase list of a language, longest first, for left-to-right replacement. */
 const PHRASES = Object.fromEntries(

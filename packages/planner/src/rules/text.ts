@@ -1,6 +1,7 @@
 import { isZone } from './time.js';
 import {
   BODY_MARKERS,
+  INTENTION,
   ENGLISH,
   FOREIGN_WORDS,
   SHORTHAND,
@@ -49,6 +50,8 @@ export interface Clause {
   words: string[];
   /** Canonical text with lemmas, one space between words, for phrase tests. */
   phrase: string;
+  /** The clause states what the user will do ("I'll merge it after CI"): it asks nothing. */
+  stated?: boolean;
 }
 
 export const QUOTE = /⟦(\d+)⟧/g;
@@ -275,7 +278,14 @@ function cutFreeTexts(segment: string, quotes: Quote[]): string {
 function isColonText(before: string, after: string): boolean {
   if (!/[#@/]|\b[0-9a-f]{16,}\b/i.test(before) && !CLAUSE_VERB_ANY.test(before)) return false;
   if (INSTRUCTION_START.test(after)) return false;
-  if (/^[^\s,]+\s*(?:,|$)/.test(after)) return false;
+  // A field's value ("board: acme, column: api"), not "LGTM, I'll merge after CI".
+  if (/^[^\s,]+\s*,\s*[\p{L}\p{N} _-]+:/u.test(after)) return false;
+  // One word is a message after a verb of saying ("comment on PR 5: LGTM"), a value elsewhere ("board: acme").
+  if (
+    /^[^\s,]+$/u.test(after) &&
+    !/\b(?:comment|reply|respond|post|say|send|tell|message|dm|email|mail|note|write|answer|ping)\b/i.test(before)
+  )
+    return false;
   if (/\b\d{1,2}$/.test(before) && /^\d{2}\b/.test(after)) return false;
   return !/\bheaders?\s+[\w-]+$/i.test(before);
 }
@@ -349,8 +359,13 @@ export function toClause(raw: string, lang: Lang): Clause {
     )
     .replace(/\b(squash|rebase)(?:\s+and|\s*&)\s+merge\b/g, 'merge with $1')
     .replace(/\b(upper|lower) case\b/g, '$1case')
-    .replace(/\bcan't\b/g, 'cannot');
-  const translated = translate(lower, lang)
+    .replace(/\bcan't\b/g, 'cannot')
+    .trim();
+  // "LGTM, I'll merge after CI": what the user will do is not asked of the service.
+  const intention = INTENTION.exec(lower);
+  if (intention?.index === 0) return { raw, canon: '', words: [], phrase: '', stated: true };
+  const instruction = intention ? lower.slice(0, intention.index).trim() : lower;
+  const translated = translate(instruction, lang)
     // "would you mind opening an issue": the request is the verb after "mind".
     .replace(/\b(mind|about|try|go ahead and|start)\s+([a-z]+?)(?:e)?ing\b/g, (m, lead: string, stem: string) => {
       const verb = [stem, `${stem}e`, stem.replace(/(.)\1$/, '$1')].find((v) => vocabulary.has(v));
