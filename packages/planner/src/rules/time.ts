@@ -2,6 +2,7 @@ import * as chrono from 'chrono-node';
 import { DateTime, IANAZone } from 'luxon';
 import * as rrule from 'rrule';
 import type { Lang } from './lexicon.js';
+import ZONES from '../language/zones.json' with { type: 'json' };
 
 /**
  * Dates, times, time zones and recurrence, with the libraries made for them: chrono-node (and its
@@ -29,61 +30,24 @@ export interface When {
   spans: string[];
 }
 
-const ABBREVIATIONS: Record<string, string> = {
-  cet: 'Europe/Paris',
-  cest: 'Europe/Paris',
-  'central european': 'Europe/Paris',
-  pst: 'America/Los_Angeles',
-  pdt: 'America/Los_Angeles',
-  pt: 'America/Los_Angeles',
-  pacific: 'America/Los_Angeles',
-  est: 'America/New_York',
-  edt: 'America/New_York',
-  et: 'America/New_York',
-  eastern: 'America/New_York',
-  cst: 'America/Chicago',
-  cdt: 'America/Chicago',
-  central: 'America/Chicago',
-  mst: 'America/Denver',
-  mdt: 'America/Denver',
-  mountain: 'America/Denver',
-  gmt: 'UTC',
-  utc: 'UTC',
-  bst: 'Europe/London',
-  ist: 'Asia/Kolkata',
-  jst: 'Asia/Tokyo',
-  aest: 'Australia/Sydney',
-  aedt: 'Australia/Sydney',
-  sgt: 'Asia/Singapore',
-  hkt: 'Asia/Hong_Kong',
-  kst: 'Asia/Seoul',
-  brt: 'America/Sao_Paulo',
-  eet: 'Europe/Athens',
-  eest: 'Europe/Athens',
-  wet: 'Europe/Lisbon',
-};
+/** Zone abbreviations, cities without a zone of their own, and the words that say "time in" (data). */
+const ABBREVIATIONS: Readonly<Record<string, string>> = ZONES.abbreviations;
 
-/** "<City> time" → the platform's IANA zone of that city (Berlin → Europe/Berlin), plus a few cities that have none of their own. */
+/**
+ * A city's name → its IANA zone: every city of the platform's zone data (Berlin → Europe/Berlin,
+ * New York → America/New_York), but the regions whose names are mostly people's or common words
+ * (Antarctica's Casey and Davis, Indiana's Tell City), plus the cities and short names of the data.
+ */
 const CITY_ZONES: ReadonlyMap<string, string> = new Map([
-  ...Intl.supportedValuesOf('timeZone').map((z) => [(z.split('/').pop() ?? z).replace(/_/g, ' ').toLowerCase(), z] as const),
-  ['san francisco', 'America/Los_Angeles'],
-  ['seattle', 'America/Los_Angeles'],
-  ['boston', 'America/New_York'],
-  ['washington', 'America/New_York'],
-  ['munich', 'Europe/Berlin'],
-  ['münchen', 'Europe/Berlin'],
-  ['frankfurt', 'Europe/Berlin'],
-  ['hamburg', 'Europe/Berlin'],
-  ['barcelona', 'Europe/Madrid'],
-  ['bangalore', 'Asia/Kolkata'],
-  ['mumbai', 'Asia/Kolkata'],
-  ['delhi', 'Asia/Kolkata'],
-  ['beijing', 'Asia/Shanghai'],
-  ['montreal', 'America/Toronto'],
-  ['uk', 'Europe/London'],
-  ['nyc', 'America/New_York'],
-  ['sf', 'America/Los_Angeles'],
+  ...Intl.supportedValuesOf('timeZone')
+    .filter((z) => z.includes('/') && !ZONES.excluded_regions.some((r) => z.startsWith(`${r}/`)))
+    .map((z) => [(z.split('/').pop() ?? z).replace(/_/g, ' ').toLowerCase(), z] as const),
+  ...Object.entries(ZONES.cities),
 ]);
+const LONGEST_CITY = Math.max(...[...CITY_ZONES.keys()].map((c) => c.split(' ').length));
+const ZONE_WORDS = new Set(ZONES.zone_words);
+/** A clock time a city can follow ("1pm Paris", "noon in Denver", "9:30 sydney time"). */
+const CLOCK = /^(?:\d{1,2}(?::\d{2})?(?:am|pm|h|uhr)?|noon|midnight|midi|mittag|mediodía|meio-dia|mezzogiorno|am|pm|uhr)$/i;
 
 /**
  * Names already asked about (luxon builds an Intl.DateTimeFormat to tell, tens of µs, and every
@@ -105,6 +69,36 @@ export function isZone(name: string): boolean {
 }
 
 /** The zone a text names, and the text that named it. */
+/**
+ * A city named as the zone of a time: followed by a zone word ("Berlin time", "Amsterdamse tijd",
+ * "hora de Madrid"), or right after a clock time ("1pm Paris", "noon in Denver"). "LA" only in capitals.
+ */
+function cityZone(text: string): { zone: string; span: string } | undefined {
+  const tokens = [...text.matchAll(/[\p{L}\p{N}:.'-]+/gu)].map((m) => ({ word: m[0].replace(/[.']+$/, ''), at: m.index ?? 0 }));
+  for (let i = 0; i < tokens.length; i++) {
+    for (let k = Math.min(LONGEST_CITY, tokens.length - i); k >= 1; k--) {
+      const words = tokens.slice(i, i + k);
+      const said = words.map((t) => t.word).join(' ');
+      const key = said.toLowerCase();
+      const zone = CITY_ZONES.get(key) ?? CITY_ZONES.get(key.replace(/(?:se|er|s)$/u, ''));
+      if (!zone || (key === 'la' && said !== 'LA')) continue;
+      const before = tokens.slice(Math.max(0, i - 3), i).map((t) => t.word.toLowerCase());
+      const after = tokens[i + k]?.word.toLowerCase();
+      const beforeWord = tokens[i - 1]?.word.toLowerCase() ?? '';
+      const zoneWord = after !== undefined && ZONE_WORDS.has(after);
+      const ofZone = ['de', 'in', 'di', 'van'].includes(beforeWord) && ZONE_WORDS.has(tokens[i - 2]?.word.toLowerCase() ?? '');
+      const afterClock =
+        CLOCK.test(before[before.length - 1] ?? '') ||
+        (['in', 'at', ','].includes(beforeWord) && CLOCK.test(before[before.length - 2] ?? ''));
+      if (!zoneWord && !ofZone && !afterClock) continue;
+      const first = tokens[ofZone ? i - 2 : i] as { at: number };
+      const last = tokens[i + k - 1 + (zoneWord ? 1 : 0)] as { word: string; at: number };
+      return { zone, span: text.slice(first.at, last.at + last.word.length) };
+    }
+  }
+  return undefined;
+}
+
 export function findZone(text: string): { zone: string; span: string } | undefined {
   const iana = /\b([A-Z][A-Za-z]+(?:_[A-Za-z]+)*\/[A-Z][A-Za-z_]+(?:\/[A-Za-z_]+)?)\b/.exec(text);
   if (iana?.[1] && isZone(iana[1])) return { zone: iana[1], span: iana[0] };
@@ -118,20 +112,8 @@ export function findZone(text: string): { zone: string; span: string } | undefin
       /\b(?:pacific|eastern|central european|mountain)\b/i.test(named[1]))
   )
     return { zone: ABBREVIATIONS[named[1].toLowerCase()] ?? 'UTC', span: named[0] };
-  for (const city of text.matchAll(CITY_TIME)) {
-    const name = (city[1] ?? city[2] ?? city[3])?.toLowerCase().trim();
-    if (!name) continue;
-    const words = name.split(' ');
-    for (let k = 0; k < words.length; k++) {
-      const zone = CITY_ZONES.get(words.slice(k).join(' '));
-      if (zone) return { zone, span: city[0] };
-    }
-  }
-  return undefined;
+  return cityZone(text);
 }
-
-const CITY_TIME =
-  /\b(?:in\s+)?([\p{L}][\p{L} ]{1,24}?)\s+(?:time|timezone|time zone)\b|\b(?:heure de|Zeit in|hora de)\s+([\p{L}][\p{L} ]{1,24})|\b([\p{Lu}][\p{Ll}]+)er\s+Zeit\b/giu;
 
 const PARSERS: Record<Lang, chrono.Chrono> = {
   en: chrono.en.casual,
