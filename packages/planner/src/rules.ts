@@ -404,7 +404,8 @@ const SOURCES: { action: string; test: RegExp }[] = [
   { action: 'gmail.search_email', test: /\b(?:emails|mails|inbox)\b/ },
   { action: 'slack.list_channels', test: /\bchannels\b/ },
   { action: 'notion.get_page', test: /\b(?:contents?|page)\b.*⟦|\bnotion page\b/ },
-  { action: 'http.fetch', test: /⟨\d+⟩/ },
+  // "post the contents of https://… to #news"; a bare link to post is the message itself.
+  { action: 'http.fetch', test: /\b(?:contents?|body|text|data|response|json|output|results?|what is (?:at|on))\b[^⟨]*⟨\d+⟩/ },
 ];
 
 function planSource(

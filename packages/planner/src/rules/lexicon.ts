@@ -159,3 +159,16 @@ export function translate(text: string, lang: Lang): string {
 export const FOREIGN_WORDS: ReadonlySet<string> = new Set(
   Object.values(TABLES).flatMap((t) => Object.keys(t).flatMap((k) => k.split(/\s+/))),
 );
+
+/**
+ * How many words at the start of `words` a phrase of the tables stands for ("nudge", "fire off an
+ * email to"): they are the instruction, never part of the message that follows.
+ */
+export function leadingPhraseLength(words: readonly string[], lang: Lang): number {
+  const text = ` ${words.join(' ').toLowerCase()} `;
+  for (const table of lang === 'en' ? [PHRASES.en] : [PHRASES[lang], PHRASES.en]) {
+    const phrase = table.find((p) => text.startsWith(` ${p} `));
+    if (phrase) return phrase.split(/\s+/).length;
+  }
+  return 0;
+}

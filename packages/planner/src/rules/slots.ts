@@ -1,5 +1,5 @@
 import { ref } from '@tes/catalog';
-import type { Lang } from './lexicon.js';
+import { leadingPhraseLength, type Lang } from './lexicon.js';
 import { ENTITY, QUOTE, correctWord, type Clause, type Entity, type EntityKind, type Quote } from './text.js';
 import { parseSearchWindow, parseWhen, type When } from './time.js';
 
@@ -220,12 +220,25 @@ const FILLER = new Set([
  */
 export function leftoverText(s: Slots, verbs: readonly string[]): string | undefined {
   let raw = s.clause.raw.replace(QUOTE, ' ').trim();
+  // An idiom of the language data ("nudge", "shoot a dm to") is the instruction, not the message.
+  const head = raw.split(/\s+/);
+  let polite = 0;
+  while (polite < head.length && POLITE.has((head[polite] ?? '').toLowerCase().replace(/[,:]$/, ''))) polite++;
+  const idiom = leadingPhraseLength(head.slice(polite), s.state.lang);
+  if (idiom > 0) raw = head.slice(polite + idiom).join(' ');
   // Drop the target: a preposition with an entity ("to #eng", "in the #ops channel").
   raw = raw.replace(
-    /\s*\b(?:to|in|on|into|at|for|dans|sur|à|au|an|im|en|a|al|para)\s+(?:the\s+|le\s+|la\s+|den\s+|el\s+)?(?:slack\s+)?⟨\d+⟩(?:\s+(?:slack\s+)?channel)?/giu,
-    ' ',
+    /\s*\b(?:to|in|on|into|at|for|dans|sur|à|au|an|im|en|a|al|para)\s+(?:the\s+|le\s+|la\s+|den\s+|el\s+)?(?:slack\s+)?⟨(\d+)⟩(?:\s+(?:slack\s+)?channel)?/giu,
+    (m, i: string) => {
+      const kind = s.state.entities[Number(i)]?.kind;
+      return kind === 'channel' || kind === 'user' || kind === 'email' ? ' ' : m;
+    },
   );
-  raw = raw.replace(/⟨\d+⟩/g, ' ');
+  // Who or where it goes is not the message; a number, link or repository in it is ("review PR 5").
+  raw = raw.replace(/⟨(\d+)⟩/g, (_m, i: string) => {
+    const e = s.state.entities[Number(i)];
+    return !e || e.kind === 'channel' || e.kind === 'user' ? ' ' : e.value;
+  });
   const words = raw.split(/\s+/).filter(Boolean);
   // The words of politeness, then the verb, then "a message", then "that" / "know that".
   while (words.length > 0 && POLITE.has((words[0] ?? '').toLowerCase().replace(/[,:]$/, ''))) words.shift();
