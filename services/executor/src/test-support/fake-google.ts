@@ -1,4 +1,5 @@
 import { startFakeProvider, type Fault, type FakeProvider, type Reply } from './fake-provider.js';
+import { calendarRoute, FAKE_GOOGLE_USER, type GEvent } from '../tools/google_calendar/fake.js';
 
 /** Google Calendar v3 and Gmail v1 in one server (both under their own base path). */
 export interface FakeGoogle extends FakeProvider {
@@ -10,20 +11,6 @@ export interface FakeGoogle extends FakeProvider {
   /** drafts.create: saved, never sent. */
   drafts: { id: string; messageId: string; raw: string }[];
 }
-
-export interface GEvent {
-  id: string;
-  summary: string;
-  description?: string;
-  start: { dateTime: string; timeZone?: string };
-  end: { dateTime: string; timeZone?: string };
-  attendees?: { email: string }[];
-  recurrence?: string[];
-  htmlLink: string;
-}
-
-/** The mailbox's owner (users.getProfile) and the only calendar freeBusy knows besides "primary". */
-export const FAKE_GOOGLE_USER = 'me@example.com';
 
 function googleError(code: number, status: string, message: string, reason: string): Reply {
   return { status: code, body: { error: { code, message, status, errors: [{ message, domain: 'global', reason }] } } };
@@ -92,47 +79,8 @@ export async function startFakeGoogle(tokens?: Iterable<string>): Promise<FakeGo
     {
       fault,
       route(req): Reply {
-        let m = /^\/calendar\/v3\/calendars\/([^/]+)\/events(?:\/([^/]+))?$/.exec(req.path);
-        if (m) {
-          if (req.method === 'POST' && !m[2]) {
-            const b = req.body as Omit<GEvent, 'htmlLink'>;
-            // As Google answers a recurring event whose start has no timeZone.
-            if (b.recurrence?.length && !b.start.timeZone)
-              return googleError(400, 'INVALID_ARGUMENT', 'Missing time zone definition for start time.', 'required');
-            if (events.has(b.id)) return googleError(409, 'ALREADY_EXISTS', 'The requested identifier already exists.', 'duplicate');
-            const e: GEvent = { ...b, htmlLink: `https://calendar.google.com/event?eid=${b.id}` };
-            events.set(e.id, e);
-            return { status: 200, body: { kind: 'calendar#event', status: 'confirmed', ...e } };
-          }
-          if (req.method === 'GET' && m[2]) {
-            const e = events.get(m[2]);
-            return e ? { status: 200, body: e } : googleError(404, 'NOT_FOUND', 'Not Found', 'notFound');
-          }
-          if (req.method === 'GET') {
-            const min = Date.parse(req.query.get('timeMin') ?? '1970-01-01T00:00:00Z');
-            const max = Date.parse(req.query.get('timeMax') ?? '2999-01-01T00:00:00Z');
-            const items = [...events.values()]
-              .filter((e) => Date.parse(e.end.dateTime) > min && Date.parse(e.start.dateTime) < max)
-              .sort((a, b) => Date.parse(a.start.dateTime) - Date.parse(b.start.dateTime))
-              .slice(0, Number(req.query.get('maxResults') ?? 250));
-            return { status: 200, body: { kind: 'calendar#events', items } };
-          }
-        }
-        if (req.path === '/calendar/v3/freeBusy' && req.method === 'POST') {
-          const b = req.body as { timeMin: string; timeMax: string; items: { id: string }[] };
-          const min = Date.parse(b.timeMin);
-          const max = Date.parse(b.timeMax);
-          const busy = [...events.values()]
-            .filter((e) => Date.parse(e.end.dateTime) > min && Date.parse(e.start.dateTime) < max)
-            .map((e) => ({ start: new Date(e.start.dateTime).toISOString(), end: new Date(e.end.dateTime).toISOString() }));
-          const calendars = Object.fromEntries(
-            b.items.map(({ id }) => [
-              id,
-              id === 'primary' || id === FAKE_GOOGLE_USER ? { busy } : { errors: [{ domain: 'global', reason: 'notFound' }], busy: [] },
-            ]),
-          );
-          return { status: 200, body: { kind: 'calendar#freeBusy', timeMin: b.timeMin, timeMax: b.timeMax, calendars } };
-        }
+        const calendar = calendarRoute(events, req);
+        if (calendar) return calendar;
         if (req.path === '/gmail/v1/users/me/profile' && req.method === 'GET') {
           return { status: 200, body: { emailAddress: FAKE_GOOGLE_USER, messagesTotal: INBOX.length, threadsTotal: 2, historyId: '1' } };
         }
@@ -168,7 +116,7 @@ export async function startFakeGoogle(tokens?: Iterable<string>): Promise<FakeGo
             body: { messages: hits.map((x) => ({ id: x.id, threadId: x.threadId })), resultSizeEstimate: hits.length },
           };
         }
-        m = /^\/gmail\/v1\/users\/me\/messages\/([^/]+)$/.exec(req.path);
+        const m = /^\/gmail\/v1\/users\/me\/messages\/([^/]+)$/.exec(req.path);
         if (m && req.method === 'GET') {
           const x = INBOX.find((i) => i.id === m?.[1]);
           if (!x) return googleError(404, 'NOT_FOUND', 'Requested entity was not found.', 'notFound');

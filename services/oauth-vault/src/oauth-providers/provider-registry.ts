@@ -92,7 +92,8 @@ export const BUILT_IN_PROVIDERS: readonly ProviderDef[] = [
     displayName: 'Google Calendar',
     ...google,
     probeUrl: 'https://www.googleapis.com/calendar/v3/users/me/calendarList?maxResults=1',
-    // freeBusy.query does not take calendar.events: one consent covers list, create and check_availability.
+    // freeBusy.query does not take calendar.events: one consent covers every Calendar action (list, create, update,
+    // delete, all-day and check_availability).
     defaultScopes: ['https://www.googleapis.com/auth/calendar.events', 'https://www.googleapis.com/auth/calendar.events.freebusy'],
   },
   {

@@ -1,89 +1,13 @@
-import { createHash } from 'node:crypto';
-import { findAction } from '@tes/catalog';
-import { DateTime } from 'luxon';
-import { text, ToolError, type ActionImpl, type ToolContext } from '../tool.js';
-import { classifyGoogle } from '../../provider-api/google.js';
-import { callProvider } from '../../provider-api/provider-http.js';
+import { text, ToolError, type ActionImpl } from '../tool.js';
+import { call, cal, eventIdFor, eventOut, eventZone, inZone, type GEvent } from './event.js';
+import { googleCalendarEditsLive } from './live-edits.js';
 
 /**
  * Google Calendar API v3 (GOOGLE_CALENDAR_API_URL). Creating an event is made
  * idempotent with a client-chosen event id derived from the step's idempotency key:
- * a second insert answers 409 and the existing event is read back.
+ * a second insert answers 409 and the existing event is read back. Changing, deleting and
+ * all-day events: live-edits.ts.
  */
-interface GEvent {
-  id: string;
-  summary?: string;
-  description?: string;
-  start?: { dateTime?: string; date?: string; timeZone?: string };
-  end?: { dateTime?: string; date?: string; timeZone?: string };
-  attendees?: { email: string }[];
-  htmlLink?: string;
-  recurrence?: string[];
-}
-
-export function eventOut(e: GEvent): Record<string, unknown> {
-  const when = (t?: { dateTime?: string; date?: string }) =>
-    t?.dateTime ? new Date(t.dateTime).toISOString() : t?.date ? new Date(`${t.date}T00:00:00Z`).toISOString() : '';
-  return {
-    id: e.id,
-    summary: e.summary ?? '(no title)',
-    ...(e.description ? { description: e.description } : {}),
-    start: when(e.start),
-    end: when(e.end),
-    attendees: (e.attendees ?? []).map((a) => a.email),
-    url: e.htmlLink ?? '',
-    ...(e.start?.timeZone ? { time_zone: e.start.timeZone } : {}),
-    ...(e.recurrence?.length ? { recurrence: e.recurrence } : {}),
-  };
-}
-
-/** The event's IANA zone, checked with the platform's own zone data (Intl): a typo fails before any call. */
-export function eventZone(input: Record<string, unknown>): string | undefined {
-  const zone = input['time_zone'] as string | undefined;
-  if (zone === undefined) return input['recurrence'] ? 'UTC' : undefined;
-  try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
-  } catch {
-    throw new ToolError(
-      'step_failed',
-      `time_zone "${zone}" is not an IANA time zone`,
-      false,
-      'Name the time zone as an IANA name such as Europe/Berlin or America/Los_Angeles',
-    );
-  }
-}
-
-/** An instant written as the wall time of `zone` with its offset there (2030-01-07T10:00:00+01:00). */
-export function inZone(iso: string, zone: string | undefined): string {
-  return zone ? (DateTime.fromISO(iso).setZone(zone).toISO({ suppressMilliseconds: true }) ?? iso) : iso;
-}
-
-/** base32hex (a–v, 0–9), 5–1024 characters: hex of a hash qualifies. */
-export function eventIdFor(idempotencyKey: string): string {
-  return createHash('sha256').update(idempotencyKey).digest('hex');
-}
-
-function call<T>(
-  ctx: ToolContext,
-  action: string,
-  method: 'GET' | 'POST',
-  path: string,
-  extra: { params?: Record<string, unknown>; body?: unknown; passThrough?: ['conflict'] } = {},
-) {
-  const def = findAction('google_calendar', action);
-  return callProvider<T>(ctx, {
-    service: 'google_calendar',
-    scopes: def?.scopes ?? [],
-    method,
-    path,
-    write: def?.side_effect !== 'read',
-    classify: classifyGoogle,
-    ...extra,
-  });
-}
-
-const cal = (input: Record<string, unknown>) => `/calendars/${encodeURIComponent(text(input['calendar_id'], 'primary'))}`;
-
 export const googleCalendarLive: Record<string, ActionImpl> = {
   list_events: async (input, ctx) => {
     const min = (input['time_min'] as string | undefined) ?? new Date().toISOString();
@@ -153,6 +77,7 @@ export const googleCalendarLive: Record<string, ActionImpl> = {
     }
     return availability(periods, text(input['time_min']), text(input['time_max']));
   },
+  ...googleCalendarEditsLive,
 };
 
 export interface Period {

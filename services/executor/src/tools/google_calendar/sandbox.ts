@@ -1,8 +1,10 @@
 import { DateTime } from 'luxon';
 import * as rruleModule from 'rrule';
-import { availability, eventIdFor, eventZone, type Period } from './live.js';
+import { availability, type Period } from './live.js';
+import { eventIdFor, eventZone } from './event.js';
 import { text, type ActionImpl, type ToolContext } from '../tool.js';
 import { SANDBOX_HOST, sandboxScope } from '../sandbox-scope.js';
+import { googleCalendarEditsSandbox } from './sandbox-edits.js';
 
 // rrule is CommonJS: Node's ESM loader sees its exports only as `default`, the tests' CommonJS as the module itself.
 const { rrulestr } = (rruleModule as unknown as { default?: typeof rruleModule }).default ?? rruleModule;
@@ -56,6 +58,7 @@ export function occurrences(e: CalendarEvent, min: number, max: number): Calenda
 async function eventsIn(ctx: ToolContext, calendar: string, min: number, max: number): Promise<CalendarEvent[]> {
   const scope = await sandboxScope(ctx, 'google_calendar');
   return (await ctx.env.sandbox.list(scope, 'event', calendar))
+    .filter((d) => !d.data['cancelled'])
     .flatMap((d) => occurrences(d.data, min, max))
     .sort((a, b) => Date.parse(text(a['start'])) - Date.parse(text(b['start'])));
 }
@@ -102,4 +105,5 @@ export const googleCalendarSandbox: Record<string, ActionImpl> = {
     }
     return availability(periods, timeMin, timeMax);
   },
+  ...googleCalendarEditsSandbox,
 };
