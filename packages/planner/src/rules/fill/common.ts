@@ -40,6 +40,8 @@ export function backRef(s: Slots, field?: string): string | undefined {
 
 /** A noun phrase with no verb that starts with a determiner ("the agenda", "today's weather"): what to send, not the text. */
 export function isDescription(text: string): boolean {
+  // A link in it is what to send ("the weekly report link https://x.io/r").
+  if (/https?:\/\//i.test(text)) return false;
   return (
     (/^(?:the|a|an|my|our|your|their|his|her|its|today's|tomorrow's|yesterday's|this|that|these|those|some|every|each|all|everyone)\b/i.test(
       text,
