@@ -67,7 +67,15 @@ type Languages = Readonly<Record<string, Readonly<Record<string, ToolLanguage>>>
 export const BUILT_IN_LANGUAGES: Languages = {
   github: { en: githubEn, fr: githubFr, de: githubDe, es: githubEs, pt: githubPt, it: githubIt, nl: githubNl },
   slack: { en: slackEn, fr: slackFr, de: slackDe, es: slackEs, pt: slackPt, it: slackIt, nl: slackNl },
-  google_calendar: { en: googleCalendarEn, fr: googleCalendarFr, de: googleCalendarDe, es: googleCalendarEs, pt: googleCalendarPt, it: googleCalendarIt, nl: googleCalendarNl },
+  google_calendar: {
+    en: googleCalendarEn,
+    fr: googleCalendarFr,
+    de: googleCalendarDe,
+    es: googleCalendarEs,
+    pt: googleCalendarPt,
+    it: googleCalendarIt,
+    nl: googleCalendarNl,
+  },
   gmail: { en: gmailEn, fr: gmailFr, de: gmailDe, es: gmailEs, pt: gmailPt, it: gmailIt, nl: gmailNl },
   notion: { en: notionEn, fr: notionFr, de: notionDe, es: notionEs, pt: notionPt, it: notionIt, nl: notionNl },
   http: { en: httpEn, fr: httpFr, de: httpDe, es: httpEs, pt: httpPt, it: httpIt, nl: httpNl },

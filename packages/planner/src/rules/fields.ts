@@ -1,6 +1,7 @@
 import type { ActionDef, ToolDef } from '@tes/catalog';
 import { countOf, entitiesOf, takeQuote, type Slots, type StepDraft } from './slots.js';
 import { CALENDAR_FILLS } from './fill/calendar.js';
+import { CALENDAR_CHANGE_FILLS } from './fill/calendar-changes.js';
 import type { Fill } from './fill/common.js';
 import { GENERIC_FILLS } from './fill/generic.js';
 import { GITHUB_FILLS } from './fill/github.js';
@@ -63,6 +64,7 @@ const SPECIFIC: Record<string, Fill> = {
   ...SLACK_FILLS,
   ...GMAIL_FILLS,
   ...CALENDAR_FILLS,
+  ...CALENDAR_CHANGE_FILLS,
   ...NOTION_FILLS,
   ...GENERIC_FILLS,
 };

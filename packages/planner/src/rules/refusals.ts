@@ -237,6 +237,9 @@ const HOW_TO_SAY: Record<string, string> = {
   items: "the list to work on (list something first, e.g. 'List the open issues in acme/api then count them')",
   values: 'the values to join (list something first)',
   field: 'the field to take, in quotes',
+  event_id: 'which event: its time (e.g. "my 3pm tomorrow") or its title in quotes',
+  start_date: 'the day or days (e.g. on Friday, or from the 2nd to the 5th)',
+  thread_ts: 'which message to reply to (e.g. the latest message in #eng)',
 };
 
 export function missingInput(missing: { step: number; tool: string; action: string; field: string }[]): Refusal {

@@ -263,7 +263,9 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
   // "next Thursday … 2pm" may come as two results: a day and a time.
   const second = results[1];
   let hasTime = first.start.isCertain('hour') || (second?.start.isCertain('hour') ?? false);
-  const dayOf = first.start;
+  // "my 3pm meeting tomorrow": the time came first, the day second.
+  const dayless = !first.start.isCertain('day') && !first.start.isCertain('weekday');
+  const dayOf = dayless && second && (second.start.isCertain('day') || second.start.isCertain('weekday')) ? second.start : first.start;
   const timeOf = first.start.isCertain('hour') ? first.start : (second?.start ?? first.start);
   const place = (c: chrono.ParsedComponents, hourFrom: chrono.ParsedComponents = c): DateTime =>
     DateTime.fromObject(
