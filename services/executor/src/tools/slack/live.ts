@@ -89,4 +89,51 @@ export const slackLive: Record<string, ActionImpl> = {
     }));
     return { items, count: items.length };
   },
+  // chat.postMessage with thread_ts: the reply goes in the parent's thread (reply_broadcast: shown in the channel too).
+  reply_in_thread: async (input, ctx) => {
+    const written = String(input['channel']);
+    const channel = await channelId(ctx, 'reply_in_thread', written);
+    const threadTs = text(input['thread_ts']);
+    const r = await slack<{ channel: string; ts: string; message?: { text?: string; thread_ts?: string } }>(
+      ctx,
+      'reply_in_thread',
+      'POST',
+      '/chat.postMessage',
+      {
+        body: {
+          channel,
+          text: input['text'],
+          thread_ts: threadTs,
+          ...(input['also_send_to_channel'] === true ? { reply_broadcast: true } : {}),
+        },
+        subject: `#${written.replace(/^#/, '')}`,
+      },
+    );
+    return { channel: r.channel, ts: r.ts, thread_ts: r.message?.thread_ts ?? threadTs, text: r.message?.text ?? String(input['text']) };
+  },
+  // search.messages takes only a user token (scope search:read); newest first, as the other reads.
+  search_messages: async (input, ctx) => {
+    const r = await slack<{ messages?: { matches?: SearchMatch[] } }>(ctx, 'search_messages', 'GET', '/search.messages', {
+      params: { query: input['query'], count: input['limit'] ?? 20, sort: 'timestamp', sort_dir: 'desc' },
+    });
+    const items = (r.messages?.matches ?? []).map((m) => ({
+      ts: m.ts,
+      channel: m.channel?.name ?? m.channel?.id ?? '',
+      user: m.user ?? m.username ?? '',
+      text: m.text ?? '',
+      time: tsToIso(m.ts),
+      permalink: m.permalink ?? '',
+    }));
+    return { items, count: items.length };
+  },
 };
+
+/** One hit of search.messages (`messages.matches[]`). */
+interface SearchMatch {
+  ts: string;
+  text?: string;
+  user?: string;
+  username?: string;
+  permalink?: string;
+  channel?: { id: string; name?: string };
+}
