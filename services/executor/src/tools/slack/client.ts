@@ -24,7 +24,6 @@ function classify(res: AxiosResponse): Verdict {
       return { kind: 'unauthorized' };
     case 'missing_scope':
     case 'no_permission':
-    case 'not_allowed_token_type':
       return { kind: 'insufficient_scope', detail: body.needed ? `${body.error}, needed: ${body.needed}` : body.error };
     case 'invalid_client_id':
     case 'invalid_client':

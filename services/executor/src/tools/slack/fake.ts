@@ -81,6 +81,7 @@ function page<T>(all: readonly T[], q: URLSearchParams, max = 1000): { items: T[
   return { items: all.slice(from, from + size), next };
 }
 
+/** `tokens`: those the fake accepts (default tok-valid); a token starting xoxb- is a bot token. */
 export async function startFakeSlack(tokens?: Iterable<string>): Promise<FakeSlack> {
   const messages: FakeSlack['messages'] = [];
   const channels = CHANNELS.map((c) => ({ ...c }));
@@ -190,6 +191,8 @@ export async function startFakeSlack(tokens?: Iterable<string>): Promise<FakeSla
             return ok({ messages: found, has_more: false, pin_count: 0, response_metadata: { next_cursor: '' } });
           }
           case 'GET /search.messages':
+            // A user-token method: the app's bot token (xoxb-) is refused.
+            if (req.token?.startsWith('xoxb-')) return no('not_allowed_token_type');
             return searchMessages(q, messages, channels);
         }
         return no('unknown_method');

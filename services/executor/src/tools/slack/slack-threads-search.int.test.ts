@@ -22,7 +22,7 @@ describe('slack threads and search with live keys', () => {
   beforeAll(async () => {
     h = await startHarness();
     vault = await startFakeVault(h.broker);
-    slack = await startFakeSlack();
+    slack = await startFakeSlack(['tok-valid', 'xoxb-bot']);
   });
   afterAll(async () => {
     await slack?.close();
@@ -110,6 +110,14 @@ describe('slack threads and search with live keys', () => {
 
     const both = await live({ action: 'search_messages', input: { query: 'release' } });
     expect((both.output?.['items'] as { channel: string }[]).map((m) => m.channel)).toEqual(['general', 'eng']);
+  });
+
+  it('search_messages with the app’s bot token (not_allowed_token_type): step_failed saying search takes only a user token', async () => {
+    vault.answer = () => ({ status: 'ok', access_token: 'xoxb-bot' });
+    const res = await live({ action: 'search_messages', input: { query: 'anything' } });
+    expect(res).toMatchObject({ outcome: 'failed', error: { code: 'step_failed', recoverable: false } });
+    expect(res.error?.message).toMatch(/kind of token for this action \(not_allowed_token_type\)/);
+    expect(res.error?.suggestion).toMatch(/only the user’s own token/);
   });
 
   it('search_messages without the scope (missing_scope): permission_denied naming search:read', async () => {
