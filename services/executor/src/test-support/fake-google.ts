@@ -1,3 +1,4 @@
+import { gmailMessageFormat } from '../tools/gmail/fake.js';
 import { startFakeProvider, type Fault, type FakeProvider, type Reply } from './fake-provider.js';
 import { calendarRoute, FAKE_GOOGLE_USER, type GEvent } from '../tools/google_calendar/fake.js';
 
@@ -56,6 +57,16 @@ const INBOX = [
     date: 'Wed, 12 Mar 2025 08:00:00 +0000',
     messageId: '<CAlunch-2@mail.example.com>',
     replyTo: 'Bob at home <bob@home.example.org>',
+  },
+  {
+    id: 'm3',
+    threadId: 't3',
+    from: 'CI <ci@builds.example.com>',
+    to: 'me@example.com',
+    subject: 'Fwd: Build #42 passed',
+    snippet: 'Build #42 passed',
+    date: 'Thu, 13 Mar 2025 10:00:00 +0000',
+    messageId: '<CAbuild-42@builds.example.com>',
   },
 ];
 
@@ -132,6 +143,8 @@ export async function startFakeGoogle(tokens?: Iterable<string>): Promise<FakeGo
             { name: 'Message-Id', value: x.messageId },
             ...(x.references ? [{ name: 'References', value: x.references }] : []),
           ].filter((h) => wanted.length === 0 || wanted.includes(h.name.toLowerCase()));
+          const format = req.query.get('format');
+          if (format === 'full' || format === 'raw') return gmailMessageFormat(x, headers, format);
           return {
             status: 200,
             body: { id: x.id, threadId: x.threadId, snippet: x.snippet, internalDate: String(Date.parse(x.date)), payload: { headers } },

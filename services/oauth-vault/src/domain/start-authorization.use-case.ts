@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { VaultDeps } from './deps.js';
 import { redirectUri } from './deps.js';
 import { sha256 } from './signed-tokens.js';
+import { scopeParams } from '../oauth-providers/provider-registry.js';
 
 export type StartOutcome =
   | { kind: 'redirect'; location: string; cookie: { name: string; value: string; maxAgeS: number } }
@@ -53,7 +54,7 @@ export async function startAuthorization(pendingId: string, deps: VaultDeps): Pr
     redirect_uri: redirectUri(settings),
     state: token,
   };
-  if (pa.scopes.length > 0) params['scope'] = pa.scopes.join(provider.scopeSeparator);
+  Object.assign(params, scopeParams(provider, pa.scopes));
   if (verifier) {
     params['code_challenge'] = createHash('sha256').update(verifier).digest('base64url');
     params['code_challenge_method'] = 'S256';

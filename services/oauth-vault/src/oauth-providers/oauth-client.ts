@@ -219,13 +219,15 @@ function parseTokenSet(json: Record<string, unknown>): TokenSet {
   if (typeof accessToken !== 'string' || accessToken === '')
     throw new ProviderCallError(false, 'bad_response', 'token response has no access_token');
   const expires = Number(src['expires_in']);
-  const scope = src['scope'];
+  // Slack: the user token's scopes (`authed_user.scope`, e.g. search:read) were granted in the same consent.
+  const user = src === json ? (json['authed_user'] as Record<string, unknown> | undefined) : undefined;
+  const granted = [src['scope'], user?.['scope']].filter((s): s is string => typeof s === 'string');
   return {
     accessToken,
     refreshToken: typeof src['refresh_token'] === 'string' && src['refresh_token'] !== '' ? src['refresh_token'] : undefined,
     tokenType: typeof src['token_type'] === 'string' ? src['token_type'] : 'Bearer',
     expiresIn: Number.isFinite(expires) && expires > 0 ? expires : undefined,
-    scopes: typeof scope === 'string' ? normalizeScopes(scope.split(/[\s,]+/)) : undefined,
+    scopes: granted.length > 0 ? normalizeScopes(granted.flatMap((s) => s.split(/[\s,]+/))) : undefined,
   };
 }
 

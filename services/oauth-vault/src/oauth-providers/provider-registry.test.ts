@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { coversScopes, loadProviders, normalizeScopes } from './provider-registry.js';
+import { coversScopes, loadProviders, normalizeScopes, scopeParams } from './provider-registry.js';
 
 describe('provider registry', () => {
   it('knows every built-in service, unconfigured until client credentials are given', () => {
@@ -73,5 +73,17 @@ describe('provider registry', () => {
     expect(normalizeScopes([' b', 'a', 'b', ''])).toEqual(['a', 'b']);
     expect(coversScopes(['a', 'b'], ['b'])).toBe(true);
     expect(coversScopes(['a'], ['a', 'c'])).toBe(false);
+  });
+
+  it('asks Slack for its user-token scopes (search:read) in user_scope, every other scope in scope; others all in scope', () => {
+    const reg = loadProviders({});
+    const slack = reg.get('slack')!;
+    expect(scopeParams(slack, ['channels:read', 'chat:write', 'search:read'])).toEqual({
+      scope: 'channels:read,chat:write',
+      user_scope: 'search:read',
+    });
+    expect(scopeParams(slack, ['search:read'])).toEqual({ user_scope: 'search:read' });
+    expect(scopeParams(slack, [])).toEqual({});
+    expect(scopeParams(reg.get('github')!, ['read:user', 'repo'])).toEqual({ scope: 'read:user repo' });
   });
 });

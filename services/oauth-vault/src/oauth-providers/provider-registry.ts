@@ -24,6 +24,11 @@ export interface ProviderDef {
   tokenBody: 'form' | 'json';
   /** Extra query parameters of the authorize request (e.g. Google's access_type=offline). */
   authorizeParams: Record<string, string>;
+  /**
+   * Scopes the provider grants only to the user's own token, asked in their own authorize
+   * parameter (Slack: `search:read` in `user_scope`; its `scope` holds the app's bot scopes).
+   */
+  userScopes?: { param: string; scopes: readonly string[] };
 }
 
 export interface Provider extends ProviderDef {
@@ -86,6 +91,8 @@ export const BUILT_IN_PROVIDERS: readonly ProviderDef[] = [
     tokenAuth: 'post',
     tokenBody: 'form',
     authorizeParams: {},
+    // User-token scopes of the built-in actions (slack.search_messages); Slack refuses them in `scope`.
+    userScopes: { param: 'user_scope', scopes: ['search:read'] },
   },
   {
     service: 'google_calendar',
@@ -150,6 +157,23 @@ export function normalizeScopes(scopes: readonly string[]): string[] {
 
 export function parseScopeList(value: string): string[] {
   return normalizeScopes(value.split(/[\s,]+/));
+}
+
+/**
+ * The scope parameters of an authorize request: the provider's user-token scopes in their own
+ * parameter (`user_scope`), every other scope in `scope`, each joined as the provider wants.
+ */
+export function scopeParams(
+  provider: Pick<ProviderDef, 'scopeSeparator' | 'userScopes'>,
+  scopes: readonly string[],
+): Record<string, string> {
+  const user = provider.userScopes;
+  const asUser = user ? scopes.filter((s) => user.scopes.includes(s)) : [];
+  const rest = scopes.filter((s) => !asUser.includes(s));
+  return {
+    ...(rest.length > 0 ? { scope: rest.join(provider.scopeSeparator) } : {}),
+    ...(user && asUser.length > 0 ? { [user.param]: asUser.join(provider.scopeSeparator) } : {}),
+  };
 }
 
 /** Does `granted` include every scope of `needed`? */

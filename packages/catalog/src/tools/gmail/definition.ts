@@ -114,5 +114,26 @@ export const GMAIL_TOOL: ToolDef = {
       scopes: [`${GMAIL}.send`, `${GMAIL}.readonly`],
       side_effect: 'write',
     },
+    {
+      name: 'forward_email',
+      description:
+        'Forwards a message (its id, as search_email answers it) to new recipients, with an optional note above it; its attachments go along.',
+      keywords: ['forward', 'fwd', 'pass', 'share'],
+      input: {
+        type: 'object',
+        properties: {
+          message_id: str({ minLength: 1, maxLength: 200 }),
+          to: { type: 'array', items: email, minItems: 1, maxItems: 100 },
+          cc: { type: 'array', items: email, maxItems: 100 },
+          note: str({ maxLength: 100000, description: 'Text above the forwarded message' }),
+        },
+        required: ['message_id', 'to'],
+        additionalProperties: false,
+      },
+      output: sentOut,
+      // send, plus reading the original (the vault's default Gmail scope).
+      scopes: [`${GMAIL}.send`, `${GMAIL}.readonly`],
+      side_effect: 'write',
+    },
   ],
 };

@@ -121,5 +121,57 @@ export const SLACK_TOOL: ToolDef = {
       scopes: ['channels:history', 'groups:history', 'channels:read', 'groups:read'],
       side_effect: 'read',
     },
+    {
+      name: 'reply_in_thread',
+      description:
+        'Replies in the thread of a channel message (its ts, as list_messages answers it); with also_send_to_channel the reply is shown in the channel too.',
+      keywords: ['reply', 'respond', 'answer', 'thread'],
+      input: {
+        type: 'object',
+        properties: {
+          channel,
+          thread_ts: str({ pattern: '^[0-9]{1,12}\\.[0-9]{1,9}$', description: 'The parent message’s ts ("1710000000.000100")' }),
+          text: str({ minLength: 1, maxLength: 40000 }),
+          also_send_to_channel: { type: 'boolean', default: false, description: 'Slack’s reply_broadcast' },
+        },
+        required: ['channel', 'thread_ts', 'text'],
+        additionalProperties: false,
+      },
+      output: {
+        type: 'object',
+        properties: { channel: str({ description: 'Channel id' }), ts: str(), thread_ts: str(), text: str() },
+        required: ['channel', 'ts', 'thread_ts', 'text'],
+      },
+      // channels:read / groups:read to find a channel by name.
+      scopes: ['chat:write', 'channels:read', 'groups:read'],
+      side_effect: 'write',
+    },
+    {
+      name: 'search_messages',
+      description:
+        'Searches the messages of the workspace with Slack search syntax (words, in:#channel, from:@user, after:/before: dates), newest first.',
+      keywords: ['search', 'find', 'look', 'lookup', 'where', 'mention', 'mentions'],
+      input: {
+        type: 'object',
+        properties: { query: str({ minLength: 1, maxLength: 500 }), limit: limit(100, 20) },
+        required: ['query'],
+        additionalProperties: false,
+      },
+      output: listOf({
+        type: 'object',
+        properties: {
+          ts: str(),
+          channel: str({ description: 'Channel name' }),
+          user: str(),
+          text: str(),
+          time: dateTime,
+          permalink: str(),
+        },
+        required: ['ts', 'channel', 'user', 'text', 'time', 'permalink'],
+      }),
+      // A user-token scope: Slack grants it only to the user, never to the app's bot.
+      scopes: ['search:read'],
+      side_effect: 'read',
+    },
   ],
 };

@@ -3,6 +3,7 @@ import { findAction } from '@tes/catalog';
 import { text, type ActionImpl, type ToolContext } from '../tool.js';
 import { classifyGoogle } from '../../provider-api/google.js';
 import { callProvider } from '../../provider-api/provider-http.js';
+import { forwardedText, forwardMessage, forwardSubject, hasAttachments, plainTextOf, type GPart } from './forward.js';
 
 /** Gmail API v1 (GMAIL_API_URL). Gmail takes no idempotency key for messages.send or drafts.create. */
 function call<T>(
@@ -101,7 +102,7 @@ interface GMessage {
   threadId: string;
   snippet?: string;
   internalDate?: string;
-  payload?: { headers?: { name: string; value: string }[] };
+  payload?: GPart;
 }
 
 const header = (m: GMessage, name: string) => m.payload?.headers?.find((x) => x.name.toLowerCase() === name.toLowerCase())?.value ?? '';
@@ -182,6 +183,34 @@ export const gmailLive: Record<string, ActionImpl> = {
     });
     const r = await call<{ id: string; threadId: string }>(ctx, 'reply_to_email', 'POST', '/users/me/messages/send', {
       body: { raw, threadId: o.threadId },
+    });
+    return { id: r.data.id, thread_id: r.data.threadId, to, subject };
+  },
+  // messages.get format=full (headers and text), format=raw only when it has attachments, then messages.send in a new thread.
+  forward_email: async (input, ctx) => {
+    const id = encodeURIComponent(text(input['message_id']));
+    const o = (await call<GMessage>(ctx, 'forward_email', 'GET', `/users/me/messages/${id}`, { params: { format: 'full' } })).data;
+    const h = (name: string) => header(o, name);
+    const subject = forwardSubject(h('Subject'));
+    const body = forwardedText(
+      { from: h('From'), date: h('Date'), subject: h('Subject'), to: h('To'), cc: h('Cc') },
+      plainTextOf(o.payload, o.snippet),
+      input['note'] ? text(input['note']) : undefined,
+    );
+    // The attachments go along inside the original, attached whole (message/rfc822) as Gmail receives it.
+    const raw = hasAttachments(o.payload)
+      ? (await call<{ raw: string }>(ctx, 'forward_email', 'GET', `/users/me/messages/${id}`, { params: { format: 'raw' } })).data.raw
+      : undefined;
+    const to = input['to'] as string[];
+    const message = forwardMessage({
+      to,
+      cc: input['cc'] as string[] | undefined,
+      subject,
+      text: body,
+      ...(raw ? { original: Buffer.from(raw, 'base64url') } : {}),
+    });
+    const r = await call<{ id: string; threadId: string }>(ctx, 'forward_email', 'POST', '/users/me/messages/send', {
+      body: { raw: message },
     });
     return { id: r.data.id, thread_id: r.data.threadId, to, subject };
   },

@@ -1,10 +1,11 @@
 import { gmailQuery, replyRecipients, replySubject } from './live.js';
 import { text, ToolError, type ActionImpl } from '../tool.js';
 import { sandboxId, sandboxScope } from '../sandbox-scope.js';
+import { forwardedText, forwardSubject } from './forward.js';
 
 /**
- * A simulated mailbox: one welcome message, plus every email the user sends or replies
- * (kind `email`). Drafts are kept apart (kind `draft`): search never finds them.
+ * A simulated mailbox: one welcome message, plus every email the user sends, replies or
+ * forwards (kind `email`). Drafts are kept apart (kind `draft`): search never finds them.
  */
 const ME = 'me@example.com';
 const WELCOME = {
@@ -111,6 +112,39 @@ export const gmailSandbox: Record<string, ActionImpl> = {
       cc,
       subject: replySubject(text(original['subject'])),
       snippet: text(input['body']).slice(0, 100),
+      date: new Date().toISOString(),
+    }));
+    return out(doc.data);
+  },
+  // A new message in the sent mail, in a thread of its own, as Gmail's forward; the original's text is its snippet.
+  forward_email: async (input, ctx) => {
+    const scope = await sandboxScope(ctx, 'gmail');
+    const id = text(input['message_id']);
+    const sent = (await ctx.env.sandbox.list(scope, 'email', 'sent')).map((d) => d.data);
+    const o = [...sent, WELCOME].find((m) => m['id'] === id);
+    if (!o) {
+      throw new ToolError('step_failed', `Gmail: not found (no message ${id})`, false, 'Forward a message id that search_email answered');
+    }
+    const list = (v: unknown) => (Array.isArray(v) ? v.join(', ') : text(v));
+    const body = forwardedText(
+      {
+        from: text(o['from']),
+        date: new Date(text(o['date'])).toUTCString(),
+        subject: text(o['subject']),
+        to: list(o['to']),
+        cc: list(o['cc']),
+      },
+      text(o['snippet']),
+      input['note'] ? text(input['note']) : undefined,
+    );
+    const doc = await ctx.env.sandbox.createOnce(scope, 'email', 'sent', ctx.step.idempotency_key, (n) => ({
+      id: sandboxId('msg_', n),
+      thread_id: sandboxId('thr_', n),
+      from: ME,
+      to: input['to'],
+      cc: input['cc'] ?? [],
+      subject: forwardSubject(text(o['subject'])),
+      snippet: body.replace(/\s+/g, ' ').trim().slice(0, 100),
       date: new Date().toISOString(),
     }));
     return out(doc.data);

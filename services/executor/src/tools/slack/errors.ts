@@ -48,6 +48,20 @@ const FAILURES: Record<string, (subject: string) => [message: string, suggestion
   user_disabled: (s) => [`The Slack account of ${s || 'that person'} is deactivated`, 'Send the message to someone else'],
   msg_too_long: () => ['The message is too long for Slack', 'Shorten the message'],
   no_text: () => ['Slack needs the text of the message', 'Say what the message should say'],
+  thread_not_found: (s) => [
+    `Slack has no message at that thread_ts in ${s || 'the channel'} to reply to`,
+    'Give the ts of a message of that channel, as list_messages or search_messages answers it',
+  ],
+  message_not_found: (s) => [
+    `Slack has no message at that thread_ts in ${s || 'the channel'} to reply to`,
+    'Give the ts of a message of that channel, as list_messages or search_messages answers it',
+  ],
+  cannot_reply_to_message: () => ['Slack does not take replies to that message', 'Reply to a regular message of the channel'],
+  // A bot token on a user-token method (search.messages): granting scopes again does not help.
+  not_allowed_token_type: () => [
+    'Slack does not take this Slack connection’s kind of token for this action',
+    'Slack’s search answers only the user’s own token (user scope search:read), not the app’s bot token',
+  ],
   invalid_ts_oldest: () => ['Slack refused the start time', 'Give the start as an ISO 8601 date-time, e.g. 2025-03-01T09:00:00Z'],
 };
 

@@ -1,8 +1,10 @@
+import { searchMessages } from './fake-search.js';
 import { startFakeProvider, type Fault, type FakeProvider, type FakeRequest, type Reply } from '../../test-support/fake-provider.js';
 
 /** Slack Web API: errors are HTTP 200 `{ok: false, error}`, except 429 with Retry-After. */
 export interface FakeSlack extends FakeProvider {
-  messages: { channel: string; text: string; ts: string }[];
+  /** Posted messages; a thread reply has the parent's thread_ts (broadcast: also shown in the channel). */
+  messages: { channel: string; text: string; ts: string; thread_ts?: string; broadcast?: boolean }[];
   channels: { id: string; name: string; is_private: boolean; num_members: number }[];
   /** Channel id → member user ids. */
   members: Map<string, Set<string>>;
@@ -79,6 +81,7 @@ function page<T>(all: readonly T[], q: URLSearchParams, max = 1000): { items: T[
   return { items: all.slice(from, from + size), next };
 }
 
+/** `tokens`: those the fake accepts (default tok-valid); a token starting xoxb- is a bot token. */
 export async function startFakeSlack(tokens?: Iterable<string>): Promise<FakeSlack> {
   const messages: FakeSlack['messages'] = [];
   const channels = CHANNELS.map((c) => ({ ...c }));
@@ -104,9 +107,25 @@ export async function startFakeSlack(tokens?: Iterable<string>): Promise<FakeSla
               [...ims.values()].find((d) => d === b['channel']);
             if (!ch) return no('channel_not_found');
             if (!b['text']) return no('no_text');
+            const parent = b['thread_ts'] === undefined ? undefined : messages.find((m) => m.channel === ch && m.ts === b['thread_ts']);
+            if (b['thread_ts'] !== undefined && !parent) return no('thread_not_found');
             const ts = `1710000000.${String(messages.length + 1).padStart(6, '0')}`;
-            messages.push({ channel: ch, text: String(b['text']), ts });
-            return ok({ channel: ch, ts, message: { type: 'message', user: 'U00ME', text: b['text'], ts } });
+            // A reply to a reply joins the same thread, as in Slack.
+            const thread = parent ? { thread_ts: parent.thread_ts ?? parent.ts, broadcast: b['reply_broadcast'] === true } : {};
+            messages.push({ channel: ch, text: String(b['text']), ts, ...thread });
+            const subtype = thread.broadcast ? { subtype: 'thread_broadcast' } : {};
+            return ok({
+              channel: ch,
+              ts,
+              message: {
+                type: 'message',
+                ...subtype,
+                user: 'U00ME',
+                text: b['text'],
+                ts,
+                ...(parent ? { thread_ts: thread.thread_ts } : {}),
+              },
+            });
           }
           case 'GET /conversations.list': {
             const { items, next } = page(channels, q);
@@ -163,13 +182,18 @@ export async function startFakeSlack(tokens?: Iterable<string>): Promise<FakeSla
             if (!c) return no('channel_not_found');
             if (c.is_private && !members.get(c.id)?.has('U00ME')) return no('not_in_channel');
             const oldest = Number(q.get('oldest') ?? 0);
+            // Parents and broadcast replies only: a thread's replies are read with conversations.replies.
             const found = messages
-              .filter((m) => m.channel === c.id && Number(m.ts) > oldest)
+              .filter((m) => m.channel === c.id && Number(m.ts) > oldest && (!m.thread_ts || m.broadcast))
               .reverse()
               .slice(0, Number(q.get('limit') ?? 100))
               .map((m) => ({ type: 'message', user: 'U00ME', text: m.text, ts: m.ts }));
             return ok({ messages: found, has_more: false, pin_count: 0, response_metadata: { next_cursor: '' } });
           }
+          case 'GET /search.messages':
+            // A user-token method: the app's bot token (xoxb-) is refused.
+            if (req.token?.startsWith('xoxb-')) return no('not_allowed_token_type');
+            return searchMessages(q, messages, channels);
         }
         return no('unknown_method');
       },

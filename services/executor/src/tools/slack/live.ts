@@ -1,170 +1,8 @@
-import type { AxiosResponse } from 'axios';
-import { findAction } from '@tes/catalog';
-import { text, ToolError, type ActionImpl, type ToolContext } from '../tool.js';
-import { notFound, slackFailure } from './errors.js';
-import { callProvider, classifyHttp, retryAfterMs, type Verdict } from '../../provider-api/provider-http.js';
+import { text, type ActionImpl } from '../tool.js';
+import { notFound } from './errors.js';
+import { channelId, slack, tsToIso, userIds } from './client.js';
 
-/**
- * Slack Web API (SLACK_API_URL, default https://slack.com/api). Slack answers most
- * errors with HTTP 200 and `{ok: false, error}`; 429 carries Retry-After. Slack takes
- * no idempotency key. Names of people and channels are resolved to ids here.
- */
-function classify(res: AxiosResponse): Verdict {
-  if (res.status === 429) return { kind: 'rate_limited', retryAfterMs: retryAfterMs(res) };
-  const body = (res.data ?? {}) as { ok?: boolean; error?: string; needed?: string };
-  if (res.status !== 200 || body.ok === undefined) return classifyHttp(res);
-  if (body.ok) return { kind: 'ok' };
-  switch (body.error) {
-    case 'invalid_auth':
-    case 'not_authed':
-    case 'token_expired':
-    case 'token_revoked':
-    case 'account_inactive':
-      return { kind: 'unauthorized' };
-    case 'missing_scope':
-    case 'no_permission':
-    case 'not_allowed_token_type':
-      return { kind: 'insufficient_scope', detail: body.needed ? `${body.error}, needed: ${body.needed}` : body.error };
-    case 'invalid_client_id':
-    case 'invalid_client':
-    case 'bad_client_secret':
-      return { kind: 'client_rejected', detail: body.error };
-    case 'ratelimited':
-    case 'rate_limited':
-      return { kind: 'rate_limited', retryAfterMs: retryAfterMs(res) };
-    case 'channel_not_found':
-      return { kind: 'not_found', detail: body.error };
-    case 'internal_error':
-    case 'fatal_error':
-    case 'service_unavailable':
-      return { kind: 'unavailable' };
-    default:
-      return { kind: 'rejected', detail: body.error };
-  }
-}
-
-/** Slack's ok:false codes that are the request's own fault: answered with the user's terms (errors.ts). */
-const PASS = ['not_found', 'rejected'] as const;
-
-async function slack<T>(
-  ctx: ToolContext,
-  action: string,
-  method: 'GET' | 'POST',
-  path: string,
-  extra: { params?: Record<string, unknown>; body?: unknown; subject?: string },
-): Promise<T> {
-  const def = findAction('slack', action);
-  const res = await callProvider<T & { ok?: boolean; error?: string }>(ctx, {
-    service: 'slack',
-    scopes: def?.scopes ?? [],
-    method,
-    path,
-    // Lookups inside a write action are reads: no Idempotency-Key on them.
-    write: method === 'POST' && def?.side_effect !== 'read',
-    classify,
-    passThrough: PASS,
-    headers: method === 'POST' ? { 'Content-Type': 'application/json; charset=utf-8' } : {},
-    ...(extra.params ? { params: extra.params } : {}),
-    ...(extra.body !== undefined ? { body: extra.body } : {}),
-  });
-  const body = (typeof res.data === 'object' && res.data !== null ? res.data : {}) as { ok?: boolean; error?: string };
-  if (body.ok !== true) slackFailure(body.error ?? `HTTP ${res.status}`, extra.subject);
-  return res.data;
-}
-
-interface SlackUser {
-  id: string;
-  name?: string;
-  real_name?: string;
-  deleted?: boolean;
-  is_bot?: boolean;
-  profile?: { display_name?: string; real_name?: string; email?: string };
-}
-
-const USER_ID = /^[UW][A-Z0-9]{2,}$/;
-const CHANNEL_ID = /^[CGD][A-Z0-9]{2,}$/;
-const PAGE = 200;
-/** users.list / conversations.list pages read at most when resolving a name. */
-const MAX_PAGES = 20;
-
-/**
- * Slack user ids for what a person wrote: an id as is, an email through
- * users.lookupByEmail, an @handle or a name through users.list (read once per step).
- */
-async function userIds(ctx: ToolContext, action: string, given: readonly string[]): Promise<string[]> {
-  let members: SlackUser[] | undefined;
-  const ids: string[] = [];
-  for (const raw of given) {
-    const who = raw.trim();
-    if (USER_ID.test(who)) {
-      ids.push(who);
-    } else if (/^[^@\s]+@[^@\s]+$/.test(who)) {
-      const r = await slack<{ user: SlackUser }>(ctx, action, 'GET', '/users.lookupByEmail', { params: { email: who }, subject: who });
-      ids.push(r.user.id);
-    } else {
-      members ??= await allUsers(ctx, action);
-      ids.push(matchUser(members, who));
-    }
-  }
-  return [...new Set(ids)];
-}
-
-async function allUsers(ctx: ToolContext, action: string): Promise<SlackUser[]> {
-  const out: SlackUser[] = [];
-  let cursor = '';
-  for (let page = 0; page < MAX_PAGES; page += 1) {
-    const r = await slack<{ members: SlackUser[]; response_metadata?: { next_cursor?: string } }>(ctx, action, 'GET', '/users.list', {
-      params: { limit: PAGE, ...(cursor ? { cursor } : {}) },
-    });
-    out.push(...r.members.filter((m) => !m.deleted));
-    cursor = r.response_metadata?.next_cursor ?? '';
-    if (!cursor) break;
-  }
-  return out;
-}
-
-/** A handle (name, display name) first, then a full name; several people of one full name is ambiguous. */
-function matchUser(members: readonly SlackUser[], written: string): string {
-  const who = written.replace(/^@/, '').trim().toLowerCase();
-  const handle = members.find((m) => m.name?.toLowerCase() === who || m.profile?.display_name?.toLowerCase() === who);
-  if (handle) return handle.id;
-  const named = members.filter((m) => (m.real_name ?? m.profile?.real_name ?? '').toLowerCase() === who);
-  if (named.length === 1 && named[0]) return named[0].id;
-  if (named.length > 1) {
-    throw new ToolError(
-      'step_failed',
-      `Several Slack users are named "${written}": ${named.map((m) => `@${m.name ?? m.id}`).join(', ')}`,
-      false,
-      'Name the person by their @handle or email address',
-    );
-  }
-  return notFound('user', `"${written}"`);
-}
-
-/** A channel id for a name (without "#") through conversations.list; an id is taken as is. */
-async function channelId(ctx: ToolContext, action: string, given: string): Promise<string> {
-  const name = given.replace(/^#/, '').trim();
-  if (CHANNEL_ID.test(name)) return name;
-  let cursor = '';
-  for (let page = 0; page < MAX_PAGES; page += 1) {
-    const r = await slack<{ channels: { id: string; name: string }[]; response_metadata?: { next_cursor?: string } }>(
-      ctx,
-      action,
-      'GET',
-      '/conversations.list',
-      { params: { limit: PAGE, exclude_archived: true, types: 'public_channel,private_channel', ...(cursor ? { cursor } : {}) } },
-    );
-    const hit = r.channels.find((c) => c.name.toLowerCase() === name.toLowerCase());
-    if (hit) return hit.id;
-    cursor = r.response_metadata?.next_cursor ?? '';
-    if (!cursor) break;
-  }
-  return notFound('channel', `#${name}`);
-}
-
-/** Slack timestamps are seconds since the epoch with a sequence fraction ("1710000000.000100"). */
-const tsToIso = (ts: string) => new Date(Math.floor(Number(ts) * 1000)).toISOString();
-
+/** Slack's live actions (Slack Web API, through client.ts). */
 export const slackLive: Record<string, ActionImpl> = {
   post_message: async (input, ctx) => {
     const r = await slack<{ channel: string; ts: string; message?: { text?: string } }>(ctx, 'post_message', 'POST', '/chat.postMessage', {
@@ -251,4 +89,51 @@ export const slackLive: Record<string, ActionImpl> = {
     }));
     return { items, count: items.length };
   },
+  // chat.postMessage with thread_ts: the reply goes in the parent's thread (reply_broadcast: shown in the channel too).
+  reply_in_thread: async (input, ctx) => {
+    const written = String(input['channel']);
+    const channel = await channelId(ctx, 'reply_in_thread', written);
+    const threadTs = text(input['thread_ts']);
+    const r = await slack<{ channel: string; ts: string; message?: { text?: string; thread_ts?: string } }>(
+      ctx,
+      'reply_in_thread',
+      'POST',
+      '/chat.postMessage',
+      {
+        body: {
+          channel,
+          text: input['text'],
+          thread_ts: threadTs,
+          ...(input['also_send_to_channel'] === true ? { reply_broadcast: true } : {}),
+        },
+        subject: `#${written.replace(/^#/, '')}`,
+      },
+    );
+    return { channel: r.channel, ts: r.ts, thread_ts: r.message?.thread_ts ?? threadTs, text: r.message?.text ?? String(input['text']) };
+  },
+  // search.messages takes only a user token (scope search:read); newest first, as the other reads.
+  search_messages: async (input, ctx) => {
+    const r = await slack<{ messages?: { matches?: SearchMatch[] } }>(ctx, 'search_messages', 'GET', '/search.messages', {
+      params: { query: input['query'], count: input['limit'] ?? 20, sort: 'timestamp', sort_dir: 'desc' },
+    });
+    const items = (r.messages?.matches ?? []).map((m) => ({
+      ts: m.ts,
+      channel: m.channel?.name ?? m.channel?.id ?? '',
+      user: m.user ?? m.username ?? '',
+      text: m.text ?? '',
+      time: tsToIso(m.ts),
+      permalink: m.permalink ?? '',
+    }));
+    return { items, count: items.length };
+  },
 };
+
+/** One hit of search.messages (`messages.matches[]`). */
+interface SearchMatch {
+  ts: string;
+  text?: string;
+  user?: string;
+  username?: string;
+  permalink?: string;
+  channel?: { id: string; name?: string };
+}

@@ -1,6 +1,7 @@
 import { text, type ActionImpl, type ToolContext } from '../tool.js';
-import { sandboxScope } from '../sandbox-scope.js';
+import { SANDBOX_HOST, sandboxScope } from '../sandbox-scope.js';
 import { slackFailure } from './errors.js';
+import { parseSearch } from './sandbox-search.js';
 
 /**
  * A simulated Slack workspace: #general and #random exist; posting to a channel creates it,
@@ -109,10 +110,50 @@ export const slackSandbox: Record<string, ActionImpl> = {
     const scope = await sandboxScope(ctx, 'slack');
     const channel = await existing(ctx, scope, String(input['channel']));
     const oldest = input['oldest'] ? Date.parse(text(input['oldest'])) : 0;
+    // As conversations.history: a thread's replies are not posts of the channel, unless broadcast.
     const items = (await ctx.env.sandbox.list(scope, 'message', channel.name))
-      .filter((d) => new Date(d.created_at).getTime() >= oldest)
+      .filter((d) => new Date(d.created_at).getTime() >= oldest && (!d.data['thread_ts'] || d.data['broadcast'] === true))
       .slice(0, Number(input['limit'] ?? 20))
       .map((d) => ({ ts: String(d.data['ts']), user: ME, text: String(d.data['text']), time: new Date(d.created_at).toISOString() }));
+    return { items, count: items.length };
+  },
+  reply_in_thread: async (input, ctx) => {
+    const scope = await sandboxScope(ctx, 'slack');
+    const channel = await existing(ctx, scope, String(input['channel']));
+    const given = text(input['thread_ts']);
+    // The parent is a post of that channel; a reply's ts means its thread, as in Slack.
+    const parent = (await ctx.env.sandbox.list(scope, 'message', channel.name)).find((d) => d.data['ts'] === given);
+    if (!parent) return slackFailure('thread_not_found', `#${channel.name}`);
+    const threadTs = text(parent.data['thread_ts'], given);
+    const broadcast = input['also_send_to_channel'] === true;
+    const doc = await ctx.env.sandbox.createOnce(scope, 'message', channel.name, ctx.step.idempotency_key, (n) => ({
+      channel: channel.id,
+      ts: `1700000000.${String(n).padStart(6, '0')}`,
+      text: input['text'],
+      thread_ts: threadTs,
+      ...(broadcast ? { broadcast } : {}),
+    }));
+    const d = doc.data;
+    return { channel: d['channel'], ts: d['ts'], thread_ts: d['thread_ts'], text: d['text'] };
+  },
+  search_messages: async (input, ctx) => {
+    const scope = await sandboxScope(ctx, 'slack');
+    const query = parseSearch(text(input['query']), ME);
+    const items = (await ctx.env.sandbox.list(scope, 'message'))
+      .filter((d) => query.matches({ channel: d.container, text: text(d.data['text']), at: new Date(d.created_at) }))
+      .slice(0, Number(input['limit'] ?? 20))
+      .map((d) => {
+        const ts = text(d.data['ts']);
+        const thread = d.data['thread_ts'] ? `?thread_ts=${text(d.data['thread_ts'])}&cid=${text(d.data['channel'])}` : '';
+        return {
+          ts,
+          channel: d.container,
+          user: ME,
+          text: text(d.data['text']),
+          time: new Date(d.created_at).toISOString(),
+          permalink: `${SANDBOX_HOST}/slack/archives/${text(d.data['channel'])}/p${ts.replace('.', '')}${thread}`,
+        };
+      });
     return { items, count: items.length };
   },
 };
