@@ -6,6 +6,7 @@ import type { Fill } from './fill/common.js';
 import { GENERIC_FILLS } from './fill/generic.js';
 import { GITHUB_FILLS } from './fill/github.js';
 import { GMAIL_FILLS } from './fill/gmail.js';
+import { MESSAGE_FILLS } from './fill/messages.js';
 import { NOTION_FILLS } from './fill/notion.js';
 import { SLACK_FILLS } from './fill/slack.js';
 
@@ -63,6 +64,7 @@ const SPECIFIC: Record<string, Fill> = {
   ...GITHUB_FILLS,
   ...SLACK_FILLS,
   ...GMAIL_FILLS,
+  ...MESSAGE_FILLS,
   ...CALENDAR_FILLS,
   ...CALENDAR_CHANGE_FILLS,
   ...NOTION_FILLS,

@@ -36,6 +36,17 @@ export const SLACK_HINTS: ToolHints = {
       objects: ['@channel', 'channel', '@user'],
       not: ['meeting', 'event', 'call', 'calendar'],
     },
+    // "reply in the thread of the latest message in #eng": a thread names the message replied to.
+    reply_in_thread: {
+      verbs: ['reply', 'respond', 'answer', 'post', 'add', 'write', 'comment'],
+      objects: ['thread'],
+      not: ['email', 'mail', 'inbox', 'issue', 'pr', 'pull request'],
+    },
+    search_messages: {
+      verbs: ['search', 'find', 'grep', 'dig'],
+      objects: ['slack', 'messages', 'message', 'mentions', 'mentioning', 'conversations', '@channel'],
+      not: ['email', 'emails', 'mail', 'mails', 'inbox', 'gmail', 'notion', 'repo', 'repos', 'repositories', 'issue', 'issues'],
+    },
     list_messages: {
       verbs: ['read', 'show', 'get', 'list', 'fetch', 'what', 'see', 'check', 'catch', 'display', 'look'],
       objects: ['messages', 'history', 'conversation', 'posts', 'said', 'say', 'going', '@channel'],

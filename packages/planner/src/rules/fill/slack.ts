@@ -64,7 +64,7 @@ function person(s: Slots): string | undefined {
   return m?.[1];
 }
 
-function channelName(s: Slots): string | undefined {
+export function channelName(s: Slots): string | undefined {
   if (s.state.item?.field === 'name') return ref(s.state.item.step, `items.${s.state.item.index}.name`);
   const ch = entitiesOf(s, 'channel')[0]?.value;
   if (ch) return ch;
