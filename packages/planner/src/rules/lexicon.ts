@@ -29,6 +29,14 @@ interface LanguageData {
    * not a request. From there to the end of the clause nothing is an instruction.
    */
   intentions?: readonly string[];
+  /** Words that separate steps ("then", "puis", "e depois"); one word splits only after a comma or "and". */
+  sequence_words?: readonly string[];
+  /** "and" before a new verb starts a new clause ("… and post it to #eng"). */
+  and_words?: readonly string[];
+  /** "for each …" heads a loop. */
+  for_each?: readonly string[];
+  /** Weekdays and "every <weekday>" in the language → English. */
+  weekdays?: Readonly<Record<string, string>>;
   /** General phrases and words → canonical English (lowercase). */
   words: Readonly<Record<string, string>>;
 }
@@ -171,4 +179,9 @@ export function leadingPhraseLength(words: readonly string[], lang: Lang): numbe
     if (phrase) return phrase.split(/\s+/).length;
   }
   return 0;
+}
+
+/** English's words of a kind, then the language's own (one list, for patterns). */
+export function wordsOf(lang: Lang, key: 'sequence_words' | 'and_words' | 'for_each'): readonly string[] {
+  return [...new Set([...(ENGLISH[key] ?? []), ...(lang === 'en' ? [] : (LANGUAGES[lang][key] ?? []))])];
 }

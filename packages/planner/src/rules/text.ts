@@ -9,6 +9,7 @@ import {
   TITLE_MARKERS,
   detectLanguage,
   translate,
+  wordsOf,
   type Lang,
 } from './lexicon.js';
 
@@ -140,9 +141,30 @@ function maskEntities(text: string, entities: Entity[]): string {
   return out;
 }
 
-/** Strong separators between top-level steps, in every language the planner reads. */
-const SEGMENT_SPLIT =
-  /\s*(?:;|\n+|,?\s+(?:and\s+then|and\s+after\s+that|then|after\s+that|afterwards|and\s+finally|finally|et\s+puis|puis|et\s+ensuite|ensuite|und\s+dann|dann|danach|anschließend|y\s+luego|luego|y\s+después|después)\b,?|(?<=[.!?])\s+(?=[\p{Lu}⟦⟨¿¡]))\s*/iu;
+const escapeAll = (words: readonly string[]) =>
+  [...words]
+    .sort((a, b) => b.length - a.length)
+    .map((w) => escapeRegExp(w).replace(/ /g, '\\s+'))
+    .join('|');
+
+const segmentSplits = new Map<Lang, RegExp>();
+/**
+ * Strong separators between top-level steps, in English and the prompt's language: ";", new lines,
+ * sentence ends, and its words for "then" (one word only after a comma or "and": "après" is also "after").
+ */
+function segmentSplit(lang: Lang): RegExp {
+  let re = segmentSplits.get(lang);
+  if (!re) {
+    const words = wordsOf(lang, 'sequence_words');
+    const phrases = words.filter((w) => w.includes(' ') || ENGLISH.sequence_words?.includes(w));
+    const single = words.filter((w) => !phrases.includes(w));
+    const and = escapeAll(wordsOf(lang, 'and_words'));
+    const loose = single.length ? `|(?:,|\\s+(?:${and}))\\s+(?:${escapeAll(single)})\\b,?` : '';
+    re = new RegExp(`\\s*(?:;|\\n+|,?\\s+(?:${escapeAll(phrases)})\\b,?${loose}|(?<=[.!?])\\s+(?=[\\p{Lu}⟦⟨¿¡]))\\s*`, 'iu');
+    segmentSplits.set(lang, re);
+  }
+  return re;
+}
 
 export function prepare(prompt: string): Prepared {
   const quotes: Quote[] = [];
@@ -160,7 +182,7 @@ export function prepare(prompt: string): Prepared {
   }
   const lang = detectLanguage(masked.toLowerCase().split(/[^\p{L}]+/u));
   const segments: Clause[][] = [];
-  for (const seg of masked.split(SEGMENT_SPLIT)) {
+  for (const seg of masked.split(segmentSplit(lang))) {
     const cleaned = cleanEdges(seg);
     if (!cleaned) continue;
     const cut = cutFreeTexts(cleaned, quotes);
@@ -300,6 +322,18 @@ const CLAUSE_VERBS = ENGLISH.clause_verbs;
 const INSTRUCTION_START = verbStart(CLAUSE_VERBS.filter((v) => !ENGLISH.not_instruction_starts.includes(v)));
 let CLAUSE_VERB_ANY = verbAny(CLAUSE_VERBS);
 let CLAUSE_SPLIT = clauseSplit(CLAUSE_VERBS);
+let clauseVerbs: readonly string[] = CLAUSE_VERBS;
+/** The clause split of each language ("and" is "e" in Portuguese), made once per catalog. */
+const clauseSplits = new Map<Lang, RegExp>();
+function clauseSplitOf(lang: Lang): RegExp {
+  if (lang === 'en') return CLAUSE_SPLIT;
+  let re = clauseSplits.get(lang);
+  if (!re) {
+    re = clauseSplit(clauseVerbs, lang);
+    clauseSplits.set(lang, re);
+  }
+  return re;
+}
 
 function verbStart(verbs: readonly string[]): RegExp {
   return new RegExp(`^\\s*(?:please\\s+)?(?:${verbs.map(escapeRegExp).join('|')})\\b`, 'iu');
@@ -307,9 +341,10 @@ function verbStart(verbs: readonly string[]): RegExp {
 function verbAny(verbs: readonly string[]): RegExp {
   return new RegExp(`\\b(?:${verbs.map(escapeRegExp).join('|')})\\b`, 'iu');
 }
-function clauseSplit(verbs: readonly string[]): RegExp {
+function clauseSplit(verbs: readonly string[], lang: Lang = 'en'): RegExp {
+  const and = escapeAll(wordsOf(lang, 'and_words'));
   return new RegExp(
-    `\\s*(?:,\\s*(?:and|et|und|y|also)|,|\\s+(?:and|et|und|y|also|plus))\\s+(?=(?:please\\s+|just\\s+|only\\s+|instead\\s+|rather\\s+)?(?:${verbs.map(escapeRegExp).join('|')})\\b)(?!(?:label|tag)(?:s|ged|led|ed)?\\s+(?:as\\s+)?⟦)`,
+    `\\s*(?:,\\s*(?:${and})|,|\\s+(?:${and}))\\s+(?=(?:please\\s+|just\\s+|only\\s+|instead\\s+|rather\\s+)?(?:${verbs.map(escapeRegExp).join('|')})\\b)(?!(?:label|tag)(?:s|ged|led|ed)?\\s+(?:as\\s+)?⟦)`,
     'iu',
   );
 }
@@ -322,14 +357,15 @@ export function setClauseVerbs(verbs: Iterable<string>): void {
   const all = [...new Set([...CLAUSE_VERBS, ...[...verbs].filter((v) => /^[a-z][a-z-]{2,}$/.test(v) && !NOT_CLAUSE_STARTS.has(v))])];
   CLAUSE_VERB_ANY = verbAny(all);
   CLAUSE_SPLIT = clauseSplit(all);
+  clauseVerbs = all;
+  clauseSplits.clear();
 }
 
 function splitClauses(segment: string, lang: Lang): string[] {
-  void lang;
   // A loop's body is one clause with its head: "For each number from 1 to 3, echo it".
-  if (/^(?:for\s+(?:each|every)|pour\s+chaque|für\s+jede[nrs]?|para\s+cada)\b/iu.test(segment)) return [segment];
+  if (new RegExp(`^(?:${escapeAll(wordsOf(lang, 'for_each'))})\\b`, 'iu').test(segment)) return [segment];
   const parts = segment
-    .split(CLAUSE_SPLIT)
+    .split(clauseSplitOf(lang))
     .map(cleanEdges)
     .filter((s) => s.length > 0);
   // "the crash in acme/mobile issue 19 is back, reopen it": a part without a verb is context for the next one.
