@@ -99,7 +99,8 @@ export function takeQuote(s: Slots, roles: readonly string[], { anyQuoted = true
 /** The quote right after a keyword in the raw clause ("labeled 'bug'", "subject 'Hi'"). */
 export function quoteAfter(s: Slots, keyword: RegExp): string | undefined {
   const re = new RegExp(`${keyword.source}\\s*(?:[:=]|as|to|is|of)?\\s*⟦(\\d+)⟧`, 'iu');
-  const m = re.exec(s.clause.raw);
+  // In the user's words, or in canonical English ("na base de dados ⟦0⟧" reads "in the database ⟦0⟧").
+  const m = re.exec(s.clause.raw) ?? re.exec(s.clause.canon);
   if (!m?.[1]) return undefined;
   const id = Number(m[1]);
   const q = s.state.quotes[id];

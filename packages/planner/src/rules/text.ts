@@ -538,7 +538,8 @@ const MARKER_SHORTHAND: Readonly<Record<string, string>> = ENGLISH.marker_shorth
 function fixMarkers(text: string): string {
   return text.replace(/(?<![\p{L}⟦⟨#@/.])[\p{L}]{3,}(?![\p{L}⟧⟩@/])/gu, (w) => {
     const lower = w.toLowerCase();
-    if (MARKER_WORDS.includes(lower)) return w;
+    // A word of a language's data ("mensagem", "labelen") is that language's word, not a typo.
+    if (MARKER_WORDS.includes(lower) || FOREIGN_WORDS.has(lower)) return w;
     const fixed =
       MARKER_SHORTHAND[lower] ??
       (lower.length >= 4 && !PROTECTED.has(lower) && !vocabulary.has(lower) ? closest(lower, MARKER_WORDS) : undefined);

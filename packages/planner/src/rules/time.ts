@@ -232,8 +232,12 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
   let input = text;
   if (zoneFound) input = input.replace(zoneFound.span, ' ');
   input = input
+    // "às 10h", "15h30": the hour as chrono reads it in every language.
+    .replace(/\b(\d{1,2})h(\d{2})?\b/giu, (_m, h: string, m?: string) => `${h}:${m ?? '00'}`)
     .replace(/\bbetween\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)\s+and\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)/i, 'from $1 to $2')
-    .replace(/\bentre\s+(\d{1,2}h?\d{0,2})\s+et\s+(\d{1,2}h?\d{0,2})/i, 'de $1 à $2')
+    .replace(/\bentre\s+(\d{1,2}(?::\d{2}|h\d{0,2})?)\s+et\s+(\d{1,2}(?::\d{2}|h\d{0,2})?)/i, 'de $1 à $2')
+    // Dutch "vrij" is free, not Friday (chrono's nl reads it as vrijdag).
+    .replace(/\bvrij\b/giu, ' ')
     .replace(/\bzwischen\s+(\d{1,2}(?::\d{2})?)\s+und\s+(\d{1,2}(?::\d{2})?)(\s*uhr)?/i, 'von $1 bis $2$3')
     .replace(/\bentre\s+las\s+(\d{1,2}(?::\d{2})?)\s+y\s+las\s+(\d{1,2}(?::\d{2})?)/i, 'de $1 a $2')
     .replace(/\b(tous les|toutes les|chaque|jeden|jede|cada|todos los|todas las|every|each)\s+/giu, ' ')

@@ -105,7 +105,10 @@ function labels(s: Slots): string[] | undefined {
   const quoted: string[] = [];
   const re =
     /\b(?:labels?|labell?ed|tagged|tags?|as)\s*(?:it|them|(?:it|them)\s+(?:as|with))?\s*(?:[:=])?\s*((?:⟦\d+⟧(?:\s*(?:,|and|&)\s*)?)+)/giu;
-  for (const m of s.clause.raw.matchAll(re)) {
+  // In the user's words, else in canonical English ("a etiqueta ⟦0⟧" reads "the label ⟦0⟧").
+  const text = re.test(s.clause.raw) ? s.clause.raw : s.clause.canon;
+  re.lastIndex = 0;
+  for (const m of text.matchAll(re)) {
     for (const q of (m[1] ?? '').matchAll(QUOTE)) {
       const id = Number(q[1]);
       const text = s.state.quotes[id]?.text;
