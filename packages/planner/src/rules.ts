@@ -2,6 +2,7 @@ import { BUILT_IN_HINTS, BUILT_IN_TOOLS, findTool, type ToolDef } from '@tes/cat
 import { checkPlan } from './invariants.js';
 import { fillInput } from './rules/fields.js';
 import { ACTION_WORDS, customHints, rankIntents, type Intent, type ToolEntry } from './rules/intents.js';
+import { SUPPORTED_LANGUAGES, unsupportedLanguage } from './rules/lexicon.js';
 import { forbiddenVerbs, missingInput, noMatch, refuseUpfront } from './rules/refusals.js';
 import { DELIVERIES, POLITE, previousData, repetitions, slotsOf, type PlanState, type StepDraft } from './rules/slots.js';
 import {
@@ -77,6 +78,8 @@ export function planWithRules(prompt: string, options: RulesOptions = {}): PlanO
   const upfront = refuseUpfront(prompt);
   if (upfront) return refused(upfront);
   const prepared = prepare(prompt);
+  const foreign = unsupportedLanguage(instructionText(prepared));
+  if (foreign) return refused(unreadLanguage(foreign));
   const state: PlanState = {
     lang: prepared.lang,
     now: options.now ?? new Date(),
@@ -107,6 +110,22 @@ export function planWithRules(prompt: string, options: RulesOptions = {}): PlanO
   const broken = checkPlan(prompt, steps, tools);
   if (broken) return refused(broken);
   return { ok: true, plan: { tool: taskToolOf(steps, tools) ?? steps[0]?.tool ?? '', steps, planner: { name: 'rules' } } };
+}
+
+/** The instruction's own words: quotes and entities (a message may be in any language) left out. */
+function instructionText(prepared: Prepared): string {
+  return prepared.segments
+    .flat()
+    .map((c) => c.raw.replace(QUOTE, ' ').replace(ENTITY, ' '))
+    .join(' ');
+}
+
+function unreadLanguage(language: string): Refusal {
+  return {
+    code: 'unsupported_request',
+    message: `The request seems to be written in ${language}, which the planner does not read.`,
+    suggestion: `Write the request in ${SUPPORTED_LANGUAGES}; the texts to send (in quotes) may be in any language.`,
+  };
 }
 
 /** A prompt that only says what the user will do ("I'll merge it after CI"). */

@@ -14,6 +14,7 @@ import fr from '../language/fr.json' with { type: 'json' };
 import it from '../language/it.json' with { type: 'json' };
 import nl from '../language/nl.json' with { type: 'json' };
 import pt from '../language/pt.json' with { type: 'json' };
+import UNSUPPORTED from '../language/unsupported.json' with { type: 'json' };
 
 interface LanguageData {
   /** Frequent words of the language, rare in the others: the language with most hits wins. */
@@ -185,3 +186,55 @@ export function leadingPhraseLength(words: readonly string[], lang: Lang): numbe
 export function wordsOf(lang: Lang, key: 'sequence_words' | 'and_words' | 'for_each'): readonly string[] {
   return [...new Set([...(ENGLISH[key] ?? []), ...(lang === 'en' ? [] : (LANGUAGES[lang][key] ?? []))])];
 }
+
+const SCRIPTS = Object.entries(UNSUPPORTED.scripts).map(([name, pattern]) => [name, new RegExp(pattern, 'u')] as const);
+const LATIN = Object.entries(UNSUPPORTED.latin).map(([name, words]) => [name, new Set(words)] as const);
+/** Letters a Latin-script language has and the seven read here do not ("ł", "ř", "ğ"): a word with one counts twice. */
+const LETTERS: Readonly<Record<string, RegExp>> = Object.fromEntries(
+  Object.entries(UNSUPPORTED.letters).map(([name, pattern]) => [name, new RegExp(pattern, 'u')]),
+);
+/** English words the data knows: frequent words, the protected ones, every canonical word the tables map to. */
+const ENGLISH_WORDS: ReadonlySet<string> = new Set([
+  ...ENGLISH.markers,
+  ...ENGLISH.protected,
+  ...ENGLISH.extra_vocabulary,
+  ...ENGLISH.clause_verbs,
+  ...ENGLISH.shared_with_other_languages,
+  ...Object.values(TABLES).flatMap((t) => Object.values(t).flatMap((v) => v.split(/\s+/))),
+  ...Object.keys(TABLES.en).flatMap((k) => k.split(/\s+/)),
+]);
+const SUPPORTED = 'English, French, German, Spanish, Portuguese, Italian and Dutch';
+
+/**
+ * The language of an instruction the planner does not read (quotes and entities taken out first:
+ * a message may be in any language), named for the refusal; undefined for the seven it reads.
+ * Another script decides at once; a Latin-script language needs more of its frequent words than
+ * any supported language has.
+ */
+export function unsupportedLanguage(instruction: string): string | undefined {
+  for (const [name, re] of SCRIPTS) if (re.test(instruction)) return name;
+  const words = instruction
+    .toLowerCase()
+    .split(/[^\p{L}]+/u)
+    .filter(Boolean);
+  if (words.length < 3) return undefined;
+  const own = (set: ReadonlySet<string>) => words.filter((w) => set.has(w)).length;
+  // Short words ("i", "do", "on") are words of too many languages to tell one.
+  const telling = (set: ReadonlySet<string>) => words.filter((w) => set.has(w) && (w.length >= 3 || /[^a-z]/.test(w))).length;
+  const supported = Math.max(
+    own(ENGLISH_WORDS),
+    ...FOREIGN.map((l) => own(MARKER_SETS[l]) + 2 * own(OWN_WORDS[l])),
+    words.filter((w) => Object.values(TABLES).some((t) => w in t)).length,
+  );
+  let best: string | undefined;
+  let bestHits = 1;
+  for (const [name, set] of LATIN) {
+    const letters = LETTERS[name];
+    const hits = telling(set) + (letters ? 2 * words.filter((w) => letters.test(w)).length : 0);
+    if (hits > bestHits && hits > supported) [best, bestHits] = [name, hits];
+  }
+  return best;
+}
+
+/** The refusal's words for a language the planner does not read. */
+export const SUPPORTED_LANGUAGES = SUPPORTED;
