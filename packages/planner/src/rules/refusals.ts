@@ -104,7 +104,11 @@ const ANY_OTHER_SERVICE_NAMED = namedPattern(`(?:${Object.keys(OTHER_SERVICES).j
 
 /** A refusal that applies to the whole prompt, before any clause is planned. */
 export function refuseUpfront(prompt: string): Refusal | undefined {
-  const text = prompt.replace(/"[^"]*"|“[^”]*”|«[^»]*»|(^|[\s(:=,[])['‘][^'’]+['’](?=$|[\s.,;:!?)\]])/g, ' ');
+  const text = prompt
+    .replace(/"[^"]*"|“[^”]*”|«[^»]*»|(^|[\s(:=,[])['‘][^'’]+['’](?=$|[\s.,;:!?)\]])/g, ' ')
+    // A link or an address says nothing of what is asked ("…/summary.txt", "jira@acme.io").
+    .replace(/\bhttps?:\/\/\S+/giu, ' ')
+    .replace(/[\p{L}\p{N}._%+-]+@[\p{L}\p{N}.-]+\.\p{L}{2,}/gu, ' ');
   if (!/[\p{L}\p{N}]/u.test(prompt))
     return {
       code: 'no_matching_tool',
@@ -144,7 +148,11 @@ export function refuseUpfront(prompt: string): Refusal | undefined {
       message: 'Summarising, translating or rewriting text needs a language model; no action of the catalog does it.',
       suggestion: "Ask for the items themselves: 'Post the open pull requests of acme/api to #eng' posts them as a list",
     };
-  const lower = ` ${text.toLowerCase()} `;
+  // "any mail from stripe": a sender of email, not a service to act on.
+  const lower = ` ${text.toLowerCase()} `.replace(
+    /\b((?:e-?mails?|mails?|inbox|invoices?|receipts?|newsletters?|messages?)\b[^.?!]*?)\bfrom\s+/giu,
+    '$1 sender ',
+  );
   if (!ANY_OTHER_SERVICE_NAMED.test(lower)) return undefined;
   for (const [named, name] of OTHER_SERVICE_NAMED) {
     if (!named.test(lower)) continue;

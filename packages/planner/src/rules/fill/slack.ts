@@ -15,8 +15,13 @@ export const SLACK_FILLS: Record<string, Fill> = {
     );
   },
   'slack.send_direct_message': (s, put) => {
-    put('user', person(s));
-    put('text', textOrBack(s, ['body', 'colon'], ['dm', 'message', 'send', 'tell', 'ping', 'write', 'say']));
+    const user = person(s);
+    put('user', user);
+    const text = textOrBack(s, ['body', 'colon'], ['dm', 'message', 'send', 'tell', 'ping', 'write', 'say']);
+    // "dm bartek that the build is green": the person named is who it goes to, not what it says.
+    const escaped = user?.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const message = escaped && text ? text.replace(new RegExp(`^${escaped}\\b[\\s,:]*`, 'iu'), '') : text;
+    put('text', message?.replace(/^(?:(?:on|via|in|over|through)\s+slack\b[\s,:]*)?(?:that\s+)?/iu, '') || undefined);
   },
   'slack.list_channels': () => undefined,
   'slack.create_channel': (s, put) => {
@@ -61,8 +66,21 @@ function person(s: Slots): string | undefined {
   const m = /\b(?:dm|message|ping|tell|text|let|to|with|envoie\s+à|à|an|a)\s+([\p{Lu}][\p{L}'-]+(?:\s+[\p{Lu}][\p{L}'-]+)?)/u.exec(
     s.clause.raw.replace(/^\S+\s+/, (w) => w.toLowerCase()),
   );
-  return m?.[1];
+  if (m?.[1]) return m[1];
+  // "dm priya …": a name right after the verb, in lower case too (a word the planner knows is not a name).
+  const lower = /^(?:please\s+)?(?:dm|pm|message|ping|slack|text)\s+([\p{Ll}][\p{Ll}'-]{1,30})\b/u.exec(s.clause.raw.trim())?.[1];
+  if (lower && !NOT_NAMES.test(lower) && !s.clause.words.slice(1, 2).some((w) => w !== lower)) return lower;
+  // "… with kim@acme.io, and dm her the link": the one person the request named before.
+  if (/^(?:please\s+)?(?:dm|pm|message|ping|tell|text|slack)\s+(?:her|him|them)\b/i.test(s.clause.raw.trim())) {
+    const named = [...new Set(s.state.entities.filter((e) => e.kind === 'email' || e.kind === 'user').map((e) => e.value))];
+    if (named.length === 1) return named[0];
+  }
+  return undefined;
 }
+
+/** Words after "dm" that are not a person's name. */
+const NOT_NAMES =
+  /^(?:me|us|them|him|her|it|everyone|everybody|all|the|a|an|my|our|this|that|people|team|channel|someone|somebody|quick|real|asap|about|to|in|on|with)$/;
 
 export function channelName(s: Slots): string | undefined {
   if (s.state.item?.field === 'name') return ref(s.state.item.step, `items.${s.state.item.index}.name`);
