@@ -65,7 +65,9 @@ export function checkPlan(prompt: string, steps: readonly WorkflowStep[], tools:
       // "… and close it": "it" is what an earlier step of the same tool acted on.
       // What it acts on may come from an earlier step ("for each of the channels, post …").
       const fromStep = findReferences(step.input).length > 0 && /\b(?:each|every|them|it|all)\b/.test(clause.canon);
-      const object = hints.objects.some(has) || fromStep || (toolsBefore.has(step.tool) && /\b(?:it|them|this|that)\b/.test(clause.canon));
+      // "… and reply 'paid'": a short clause led by the verb acts on what a step of the same tool found.
+      const onBefore = toolsBefore.has(step.tool) && (/\b(?:it|them|this|that)\b/.test(clause.canon) || clause.words.length <= 2);
+      const object = hints.objects.some(has) || fromStep || onBefore;
       return verb && object && !(hints.not ?? []).some(has);
     });
     if (!asked)

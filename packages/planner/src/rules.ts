@@ -99,7 +99,12 @@ export function planWithRules(prompt: string, options: RulesOptions = {}): PlanO
   const clauses = prepared.segments.flat();
   if (clauses.length > 0 && clauses.every((c) => c.stated || isNegated(c))) return refused(statedOnly(prompt));
   for (const clause of clauses) {
-    if (isNegated(clause) || clause.stated) continue;
+    if (isNegated(clause)) continue;
+    // "We won't fix it": a statement asks nothing, but may say a detail of the step before (the reason).
+    if (clause.stated) {
+      amendsPrevious(clause, prepared, state, missing);
+      continue;
+    }
     const result = planClause(clause, planning);
     if (result) return refused(result);
     if (state.steps.length > MAX_PLANNED_STEPS) break;
@@ -287,7 +292,12 @@ function amendsPrevious(clause: Clause, prepared: Prepared, state: PlanState, mi
     for (let i = missing.length - 1; i >= 0; i--) if (missing[i]?.step === index && missing[i]?.field === field) missing.splice(i, 1);
     return true;
   }
-  if (last.action === 'close_issue' && /\b(?:not planned|will not fix|won't fix|wontfix|duplicate|obsolete)\b/.test(clause.canon)) {
+  if (
+    last.action === 'close_issue' &&
+    /\b(?:not planned|will not fix|won'?t fix|wontfix|duplicate|obsolete)\b/.test(
+      `${clause.canon} ${clause.raw.toLowerCase().replace(/[’`]/g, "'")}`,
+    )
+  ) {
     last.input['reason'] = 'not_planned';
     return true;
   }

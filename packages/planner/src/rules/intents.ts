@@ -306,7 +306,11 @@ export function rankIntents(
       if (verbs.length === 0 && !phrase && !(question && action.side_effect === 'read' && h.objects.length > 0)) continue;
       const objects = h.objects.filter(has);
       // Acting on "it" counts for the tool the step before used, weakly: a named target wins.
-      const viaContext = objects.length === 0 && context === tool.name && /\b(?:it|them|this|that)\b/.test(clause.canon);
+      // "find the latest email from bob@x.io and reply 'paid'": a short clause led by the verb acts on what the step before found.
+      const viaContext =
+        objects.length === 0 &&
+        context === tool.name &&
+        (/\b(?:it|them|this|that)\b/.test(clause.canon) || (clause.words.length <= 2 && verbs.includes(firstWord ?? '')));
       if (h.objects.length > 0 && objects.length === 0 && !phrase && !viaContext) continue;
       if (h.not?.some(has)) continue;
       if (h.existing && addsToExisting(clause.canon, h.existing)) continue;

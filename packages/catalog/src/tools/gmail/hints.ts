@@ -28,7 +28,7 @@ export const GMAIL_HINTS: ToolHints = {
     search_email: {
       verbs: ['search', 'find', 'list', 'show', 'get', 'check', 'read', 'look', 'any', 'what', 'which', 'fetch', 'see', 'display', 'pull'],
       objects: ['emails', 'email', 'mail', 'mails', 'messages', 'inbox', 'mailbox', 'unread', 'gmail'],
-      not: ['draft', 'field', 'fields'],
+      not: ['draft', 'field', 'fields', '@channel'],
     },
   },
 };

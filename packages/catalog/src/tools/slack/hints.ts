@@ -33,8 +33,8 @@ export const SLACK_HINTS: ToolHints = {
     create_channel: { verbs: ['create', 'make', 'new', 'set', 'start', 'open', 'add'], objects: ['channel'], not: ['invite'] },
     invite_to_channel: {
       verbs: ['invite', 'add'],
-      objects: ['@channel', 'channel', '@user'],
-      not: ['meeting', 'event', 'call', 'calendar'],
+      objects: ['@channel', 'channel', '@user', '@email'],
+      not: ['meeting', 'event', 'call', 'calendar', 'standup', 'sync', 'review', 'lunch', '1:1', 'interview', 'demo', 'retro', '@time'],
     },
     // "reply in the thread of the latest message in #eng": a thread names the message replied to.
     reply_in_thread: {

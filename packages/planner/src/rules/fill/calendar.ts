@@ -1,5 +1,6 @@
-import { entitiesOf, takeQuote } from '../slots.js';
+import { entitiesOf, quoteAfter, takeQuote } from '../slots.js';
 import { QUOTE } from '../text.js';
+import { parseWhen } from '../time.js';
 import { capitalize, type Fill } from './common.js';
 
 /** Per action: what each of its fields comes from. */
@@ -7,6 +8,8 @@ export const CALENDAR_FILLS: Record<string, Fill> = {
   'google_calendar.create_event': (s, put) => {
     const attendees = entitiesOf(s, 'email').map((e) => e.value);
     put('attendees', attendees.length > 0 ? attendees : undefined);
+    // "…, description 'Q1 results'": that quote is the description, not the name.
+    const description = quoteAfter(s, /\b(?:description|details|notes?|agenda)/);
     let named = takeQuote(s, ['title', 'quoted', 'colon']);
     // A cut-out text that also held the date: the date is not part of the name.
     for (const span of s.when?.spans ?? []) if (named) named = named.replace(span, ' ');
@@ -26,13 +29,21 @@ export const CALENDAR_FILLS: Record<string, Fill> = {
         s.clause.raw.replace(QUOTE, ' '),
       )?.[1];
     const generic = thing && /^(?:event|meeting|appointment|call|calendar|time|slot|reminder|block)$/i.test(thing) ? undefined : thing;
+    // "Plan een afspraak Tandarts op 10 maart": a capitalised word inside the request names it.
+    const proper = [...s.clause.raw.replace(QUOTE, ' ').matchAll(/(?<=\S\s+)([\p{Lu}][\p{Ll}'-]{2,})\b/gu)]
+      .map((m) => m[1] ?? '')
+      .find((w) => !parseWhen(w, s.state.lang, s.state.now) && !who?.includes(w) && !/^(?:I|Slack|Google|Calendar|Zoom|Meet)$/.test(w));
     put(
       'summary',
       named ??
-        (kind ? capitalize(kind) + (who ? ` with ${who}` : '') : who ? `Meeting with ${who}` : generic ? capitalize(generic) : undefined) ??
+        (kind
+          ? capitalize(kind) + (who ? ` with ${who}` : '')
+          : who
+            ? `Meeting with ${who}`
+            : (proper ?? (generic ? capitalize(generic) : undefined))) ??
         'Meeting',
     );
-    put('description', takeQuote(s, ['body']));
+    put('description', description ?? takeQuote(s, ['body']));
     const w = s.when;
     if (w?.start && w.hasTime) {
       put('start', w.start);

@@ -1,14 +1,27 @@
 import { ref } from '@tes/catalog';
-import { entitiesOf, pointsBack, previousData, quoteAfter, takeQuote, type Slots } from '../slots.js';
+import { entitiesOf, pointsBack, previousData, quoteAfter, referenceFor, takeQuote, type Slots } from '../slots.js';
 import { QUOTE } from '../text.js';
 import { aboutText, textOrBack, type Fill } from './common.js';
+
+/** "… with the response as the body": the step before's output is the text. */
+function outputAsBody(s: Slots): string | undefined {
+  const prev = previousData(s.state);
+  if (
+    !prev ||
+    !/\b(?:the\s+)?(?:response|result|results|output|it|that|contents?|page)\s+as\s+(?:the\s+|its\s+)?(?:body|description|text)\b/.test(
+      s.clause.canon,
+    )
+  )
+    return undefined;
+  return referenceFor(s.clause, prev.index, prev.step);
+}
 
 /** Per action: what each of its fields comes from. */
 export const GITHUB_FILLS: Record<string, Fill> = {
   'github.create_issue': (s, put) => {
     put('labels', labels(s));
     put('title', takeQuote(s, ['title', 'colon', 'subject']) ?? aboutText(s));
-    put('body', takeQuote(s, ['body'], { anyQuoted: true }));
+    put('body', takeQuote(s, ['body'], { anyQuoted: true }) ?? outputAsBody(s));
   },
   'github.list_issues': (s, put) => {
     put('state', stateOf(s));

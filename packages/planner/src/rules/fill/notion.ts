@@ -35,6 +35,9 @@ export const NOTION_FILLS: Record<string, Fill> = {
   'notion.query_database': (s, put, add) => {
     put('filter', notionFilter(s));
     const inTitle = /⟦(\d+)⟧\s+in\s+(?:the\s+)?(?:title|name)/.exec(s.clause.raw);
+    // "with launch in the title": one bare word is the text too.
+    const bare = /\b(?:with|having|containing)\s+([\p{L}\p{N}_-]+)\s+in\s+(?:the\s+|its\s+)?(?:title|name)\b/iu.exec(s.clause.raw)?.[1];
+    if (!inTitle?.[1] && bare) put('filter_text', bare);
     if (inTitle?.[1]) {
       s.state.usedQuotes.add(Number(inTitle[1]));
       put('filter_text', s.state.quotes[Number(inTitle[1])]?.text);
