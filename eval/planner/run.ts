@@ -95,7 +95,17 @@ function add(row: Row, e: CorpusEntry, s: Score): void {
 }
 
 function printTable(rows: [string, Row][]): void {
-  const head = ['category', 'n', 'planned right', 'refused right', 'refused wrongly', 'wrong plan', 'wrong write', 'unasked side effect', 'no suggestion'];
+  const head = [
+    'category',
+    'n',
+    'planned right',
+    'refused right',
+    'refused wrongly',
+    'wrong plan',
+    'wrong write',
+    'unasked side effect',
+    'no suggestion',
+  ];
   const cells = rows.map(([name, r]) => [
     name,
     String(r.n),
@@ -152,7 +162,7 @@ async function main(): Promise<number> {
     add(total, r.entry, r.score);
   }
   console.log(
-    `planner eval (${heldOut ? corpusDir : "dev corpus"}): ${llm ? 'LLM planner with a scripted model' : 'rules planner'}, ${results.length} requests, now = ${NOW.toISOString()}\n`,
+    `planner eval (${heldOut ? corpusDir : 'dev corpus'}): ${llm ? 'LLM planner with a scripted model' : 'rules planner'}, ${results.length} requests, now = ${NOW.toISOString()}\n`,
   );
   printTable([...[...byCategory].filter(([, r]) => r.n > 0), ['total', total]]);
   console.log(

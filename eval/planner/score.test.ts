@@ -1,3 +1,4 @@
+import { BUILT_IN_TOOLS } from '@tes/catalog';
 import { join } from 'node:path';
 import { CATEGORIES, loadCorpus } from './corpus.js';
 import {
@@ -137,21 +138,8 @@ describe('score', () => {
 
 describe('the corpus', () => {
   const corpus = loadCorpus(join(__dirname, 'corpus'));
-  // The actions of /work/briefs/catalog.md (issue 19): a label naming anything else is a typo.
-  const CATALOG = new Set(
-    [
-      'github.create_issue github.list_issues github.comment_on_issue github.add_labels github.get_repository github.get_issue github.close_issue',
-      'github.reopen_issue github.update_issue github.list_pull_requests github.get_pull_request github.comment_on_pull_request',
-      'github.merge_pull_request github.search_repositories github.create_repository',
-      'slack.post_message slack.list_channels slack.send_direct_message slack.create_channel slack.invite_to_channel slack.list_messages',
-      'gmail.send_email gmail.search_email gmail.create_draft gmail.reply_to_email',
-      'google_calendar.list_events google_calendar.create_event google_calendar.check_availability',
-      'notion.create_page notion.query_database notion.search notion.get_page notion.append_to_page',
-      'http.fetch http.post text.echo text.uppercase text.lowercase text.count_words data.count data.pluck data.join',
-    ]
-      .join(' ')
-      .split(' '),
-  );
+  // The built-in catalog's actions (packages/catalog): a label naming anything else is a typo.
+  const CATALOG = new Set(BUILT_IN_TOOLS.flatMap((t) => t.actions.map((a) => `${t.name}.${a.name}`)));
 
   it('has at least 320 requests, 20 per category, 10 % in other languages and 10 % to refuse', () => {
     expect(corpus.length).toBeGreaterThanOrEqual(320);

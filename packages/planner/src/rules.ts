@@ -87,6 +87,7 @@ export function planWithRules(prompt: string, options: RulesOptions = {}): PlanO
     entities: prepared.entities,
     steps: [],
     usedQuotes: new Set(),
+    derived: [],
   };
   const allCanon = prepared.segments
     .flat()
@@ -114,7 +115,8 @@ export function planWithRules(prompt: string, options: RulesOptions = {}): PlanO
   const steps: WorkflowStep[] = state.steps.slice(0, MAX_PLANNED_STEPS + 1);
   const broken = checkPlan(prompt, steps, tools);
   if (broken) return refused(broken);
-  return { ok: true, plan: { tool: taskToolOf(steps, tools) ?? steps[0]?.tool ?? '', steps, planner: { name: 'rules' } } };
+  const planner = state.derived.length > 0 ? { name: 'rules' as const, derived: state.derived } : { name: 'rules' as const };
+  return { ok: true, plan: { tool: taskToolOf(steps, tools) ?? steps[0]?.tool ?? '', steps, planner } };
 }
 
 /** The instruction's own words: quotes and entities (a message may be in any language) left out. */

@@ -12,6 +12,12 @@ export interface PlannerInfo {
   model?: string;
   /** Why the LLM planner was configured but its plan was not used. */
   fallback_reason?: string;
+  /**
+   * Harmless values the planner derived rather than read in the request ("step 0 subject: \"The
+   * deck is ready\" (from the message)"), shown in the test-mode preview. Never where a write
+   * lands or what it says.
+   */
+  derived?: string[];
 }
 
 /** A plan that passed the checks: the task's tool is the first step's tool that acts on a user's service, else the first step's. */

@@ -206,6 +206,8 @@ export const plannerSchema = {
     model: { type: 'string' },
     /** Why the configured LLM planner's plan was not used. */
     fallback_reason: { type: 'string' },
+    /** Harmless values derived rather than read in the request (a subject, a title, a default length, a zone from a city). */
+    derived: { type: 'array', items: { type: 'string', maxLength: 1000 }, maxItems: 100 },
   },
   required: ['name'],
   additionalProperties: false,

@@ -30,6 +30,8 @@ export interface PlanState {
   item?: { step: number; index: number; field: string };
   /** A source this clause planned for its delivery ("post the agenda to #team"): the delivery carries it. */
   sourced?: boolean;
+  /** Values derived rather than read, for the preview ("subject: … (from the message)"). */
+  derived: string[];
   /** What a delivery is about when it carries an earlier step's output (a page's title, "Issues of acme/api"): its default subject. */
   topic?: string;
 }

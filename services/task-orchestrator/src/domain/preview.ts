@@ -10,10 +10,19 @@ export interface PreviewStep {
   missing: string[];
 }
 
-/** A test task's result: the plan, step by step, as it would run (nothing runs). */
-export function previewOf(tool: string, steps: readonly WorkflowStep[], tools: readonly ToolDef[]): { tool: string; steps: PreviewStep[] } {
+/**
+ * A test task's result: the plan, step by step, as it would run (nothing runs), and the harmless
+ * values the planner derived rather than read (`derived`, empty when none).
+ */
+export function previewOf(
+  tool: string,
+  steps: readonly WorkflowStep[],
+  tools: readonly ToolDef[],
+  derived: readonly string[] = [],
+): { tool: string; steps: PreviewStep[]; derived: string[] } {
   return {
     tool,
+    derived: [...derived],
     steps: steps.map((s) => ({
       tool: s.tool,
       action: s.action,

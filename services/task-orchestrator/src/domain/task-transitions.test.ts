@@ -222,10 +222,22 @@ describe('task transitions the service adds', () => {
     const task = createTask(command({ mode: 'test' }), { plan: plan([echo, upper]), tool: 'text', custom: [], admitted: true }, ctx).task;
     expect(task.status).toBe('complete');
     expect(task.result).toEqual({
-      preview: { tool: 'text', steps: [expect.objectContaining({ action: 'echo' }), expect.objectContaining({ action: 'uppercase' })] },
+      preview: {
+        tool: 'text',
+        steps: [expect.objectContaining({ action: 'echo' }), expect.objectContaining({ action: 'uppercase' })],
+        derived: [],
+      },
     });
     expect(kinds(task)).toEqual(['created', 'completed']);
     expect(stepRuns(task)).toEqual([]);
+  });
+
+  it('shows in the preview the values the planner derived rather than read', () => {
+    const derived = ['step 0 subject: "The deck is ready" (from the message)'];
+    const withDerived = { ...plan([echo]), planner: { name: 'rules' as const, derived } };
+    const task = createTask(command({ mode: 'test' }), { plan: withDerived, tool: 'text', custom: [], admitted: true }, ctx).task;
+    expect(task.result).toMatchObject({ preview: { derived } });
+    expect(task.planner).toEqual({ name: 'rules', derived });
   });
 
   it('fails a plan deeper than 50 steps with workflow_depth_exceeded', () => {

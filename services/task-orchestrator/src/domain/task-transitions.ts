@@ -294,7 +294,7 @@ function start(task: Task, ctx: TransitionContext): void {
   if (task.mode === 'test') {
     task.status = 'complete';
     task.completed_at = ctx.now.toISOString();
-    task.result = { preview: previewOf(task.tool, workflow, catalogWith(task.custom_tools ?? [])) };
+    task.result = { preview: previewOf(task.tool, workflow, catalogWith(task.custom_tools ?? []), task.planner?.derived) };
     emit(task, 'completed');
     return;
   }

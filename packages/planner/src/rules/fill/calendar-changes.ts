@@ -3,7 +3,7 @@ import { DateTime } from 'luxon';
 import { takeQuote, type Slots } from '../slots.js';
 import { QUOTE } from '../text.js';
 import { parseWhen, type When } from '../time.js';
-import { capitalize, type Add, type Fill } from './common.js';
+import { capitalize, derive, type Add, type Fill } from './common.js';
 
 /**
  * Moving, cancelling and blocking out days. An event to change is found by a listing planned
@@ -105,7 +105,10 @@ export const CALENDAR_CHANGE_FILLS: Record<string, Fill> = {
     const days = dayRange(s);
     const ooo = OUT_OF_OFFICE.test(plainText(s));
     const kind = /\b(vacation|holiday|offsite|conference|day off|pto|sick day|trip|travel)\b/i.exec(plainText(s))?.[1];
-    put('summary', takeQuote(s, ['title', 'quoted', 'colon']) ?? (ooo ? 'Out of office' : kind ? capitalize(kind) : undefined));
+    const title = takeQuote(s, ['title', 'quoted', 'colon']);
+    const summary = title ?? (ooo ? 'Out of office' : kind ? capitalize(kind) : undefined);
+    put('summary', summary);
+    if (!title) derive(s, 'summary', summary, 'no title given: from the kind of day');
     put('start_date', days?.start);
     put('end_date', days?.end);
     if (ooo) put('out_of_office', true);

@@ -1,7 +1,7 @@
 import { entitiesOf, quoteAfter, takeQuote } from '../slots.js';
 import { QUOTE } from '../text.js';
 import { parseWhen } from '../time.js';
-import { capitalize, type Fill } from './common.js';
+import { capitalize, derive, type Fill } from './common.js';
 
 /** Per action: what each of its fields comes from. */
 export const CALENDAR_FILLS: Record<string, Fill> = {
@@ -33,22 +33,24 @@ export const CALENDAR_FILLS: Record<string, Fill> = {
     const proper = [...s.clause.raw.replace(QUOTE, ' ').matchAll(/(?<=\S\s+)([\p{Lu}][\p{Ll}'-]{2,})\b/gu)]
       .map((m) => m[1] ?? '')
       .find((w) => !parseWhen(w, s.state.lang, s.state.now) && !who?.includes(w) && !/^(?:I|Slack|Google|Calendar|Zoom|Meet)$/.test(w));
-    put(
-      'summary',
+    const summary =
       named ??
-        (kind
-          ? capitalize(kind) + (who ? ` with ${who}` : '')
-          : who
-            ? `Meeting with ${who}`
-            : (proper ?? (generic ? capitalize(generic) : undefined))) ??
-        'Meeting',
-    );
+      (kind
+        ? capitalize(kind) + (who ? ` with ${who}` : '')
+        : who
+          ? `Meeting with ${who}`
+          : (proper ?? (generic ? capitalize(generic) : undefined))) ??
+      'Meeting';
+    put('summary', summary);
+    if (!named) derive(s, 'summary', summary, 'no title given: from the kind of event, who it is with, or "Meeting"');
     put('description', description ?? takeQuote(s, ['body']));
     const w = s.when;
     if (w?.start && w.hasTime) {
       put('start', w.start);
       put('end', w.end);
       if (w.zoneNamed) put('time_zone', w.zone);
+      if (w.zoneNamed && !/\//.test(w.spans[0] ?? '')) derive(s, 'time_zone', w.zone, `from "${w.spans[0] ?? ''}"`);
+      if (!w.end) derive(s, 'end', 'start + 1 h', 'no end or duration given: the default length');
     }
     put('recurrence', w?.recurrence);
   },

@@ -3,6 +3,12 @@ import { BODY_MARKERS } from '../lexicon.js';
 import { QUOTE } from '../text.js';
 import { leftoverText, pointsBack, previousData, outputRef, referenceFor, takeQuote, type Slots, type StepDraft } from '../slots.js';
 
+/** Notes a value derived rather than read, for the next step planned ("subject: … (from the message)"). */
+export function derive(s: Slots, field: string, value: unknown, from: string): void {
+  if (value === undefined || value === null || value === '') return;
+  s.state.derived.push(`step ${s.state.steps.length} ${field}: ${JSON.stringify(value)} (${from})`);
+}
+
 /** Sets an input field when the action has it and the value is not empty. */
 export type Put = (field: string, value: unknown) => void;
 /** Plans a step before the one being filled (a lookup) and answers its index. */

@@ -12,7 +12,7 @@ import {
   type StepDraft,
 } from '../slots.js';
 import { QUOTE } from '../text.js';
-import { capitalize, messageAfterTarget, textOrBack, type Fill, type Put } from './common.js';
+import { capitalize, derive, messageAfterTarget, textOrBack, type Fill, type Put } from './common.js';
 
 /** Per action: what each of its fields comes from. */
 export const GMAIL_FILLS: Record<string, Fill> = {
@@ -113,13 +113,17 @@ function fillEmail(s: Slots, put: Put): void {
   if (body === undefined && /\bthe same\b/.test(s.clause.canon) && typeof last?.input['text'] === 'string') body = last.input['text'];
   if (body === undefined && prev) body = referenceFor(s.clause, prev.index, prev.step);
   // "email lee@x.io that the deck is ready": the message in the user's own words.
-  if (body === undefined) body = messageAfterTarget(s);
+  if (body === undefined) {
+    body = messageAfterTarget(s);
+    derive(s, 'body', body, "the request's own words after the recipient");
+  }
   if (!subject && body?.startsWith('{{') && prev) subject = s.state.topic ?? topicOf(prev.step);
   if (!subject) {
     const about = /\babout\s+(?:the\s+)?([\p{L}\p{N} '_-]{3,60}?)(?=[,.;!?]|\s+(?:to|and|saying|with|for)\b|$)/iu.exec(
       s.clause.raw.replace(QUOTE, ' ').replace(/⟨\d+⟩/g, ' '),
     );
     subject = about?.[1] ? capitalize(about[1].trim()) : body && !body.startsWith('{{') ? capitalize(subjectFrom(body)) : s.state.topic;
+    derive(s, 'subject', subject, about?.[1] ? 'from "about …"' : 'from the message');
   }
   put('subject', subject);
   put('body', body);
