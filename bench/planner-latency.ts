@@ -14,10 +14,9 @@ const ROUNDS = Number(process.env['ROUNDS'] ?? 20);
 const now = new Date('2026-03-04T10:00:00Z');
 const root = join(import.meta.dirname, '..', 'eval', 'planner');
 const heldOut = join(root, 'heldout');
-const prompts = [
-  ...loadCorpus(join(root, 'corpus')),
-  ...readdirSync(heldOut).flatMap((set) => loadCorpus(join(heldOut, set))),
-].map((e) => e.prompt);
+const prompts = [...loadCorpus(join(root, 'corpus')), ...readdirSync(heldOut).flatMap((set) => loadCorpus(join(heldOut, set)))].map(
+  (e) => e.prompt,
+);
 
 const t0 = performance.now();
 planWithRules(prompts[0] ?? 'echo hi', { now });

@@ -16,7 +16,7 @@ import { SLACK_HINTS } from './tools/slack/hints.js';
 import { TEXT_HINTS } from './tools/text/hints.js';
 import type { ActionDef, ToolDef, ToolHints } from './types.js';
 
-export type { ActionDef, ActionHints, ToolDef, ToolHints, ToolLanguage } from './types.js';
+export type { ActionDef, ActionHints, ToolDef, ToolHints } from './types.js';
 export * from './references.js';
 export { BUILT_IN_LANGUAGES } from './languages.js';
 export { DATA_TOOL, GITHUB_TOOL, GMAIL_TOOL, GOOGLE_CALENDAR_TOOL, HTTP_TOOL, NOTION_TOOL, SLACK_TOOL, TEXT_TOOL };

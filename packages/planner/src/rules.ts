@@ -1,21 +1,15 @@
 import { BUILT_IN_HINTS, BUILT_IN_TOOLS, findTool, type ToolDef } from '@tes/catalog';
 import { checkPlan } from './invariants.js';
+import { MAX_PLANNED_STEPS } from './rules/limits.js';
+import { channelsOf, forEach, ITEM_FIELDS, numberLoop, numbersOf, type Each } from './rules/loops.js';
+import { planSource, type Missing } from './rules/sources.js';
 import { fillInput } from './rules/fields.js';
 import { ACTION_WORDS, customHints, rankIntents, type Intent, type ToolEntry } from './rules/intents.js';
 import { SUPPORTED_LANGUAGES, unsupportedLanguage } from './rules/lexicon.js';
 import { forbiddenVerbs, missingInput, noMatch, refuseUpfront } from './rules/refusals.js';
 import { DELIVERIES, POLITE, previousData, repetitions, slotsOf, type PlanState, type StepDraft } from './rules/slots.js';
-import {
-  ENTITY,
-  QUOTE,
-  prepare,
-  setClauseVerbs,
-  setKnownVerbs,
-  setVocabulary,
-  toClause,
-  type Clause,
-  type Prepared,
-} from './rules/text.js';
+import { ENTITY, QUOTE, prepare, setClauseVerbs, toClause, type Clause, type Prepared } from './rules/text.js';
+import { setKnownVerbs, setVocabulary } from './rules/words.js';
 import type { PlanOutcome, Refusal, WorkflowStep } from './types.js';
 
 export interface RulesOptions {
@@ -25,11 +19,7 @@ export interface RulesOptions {
   tools?: readonly ToolDef[];
 }
 
-/**
- * Planning stops here: far beyond the 50-step limit (the task then fails with
- * workflow_depth_exceeded), so a prompt of loops cannot make the planner build millions of steps.
- */
-export const MAX_PLANNED_STEPS = 1000;
+export { MAX_PLANNED_STEPS };
 
 /** The task's tool: the first step's tool that acts on a user's connected service, else the first step's tool. */
 export function taskToolOf(steps: readonly WorkflowStep[], tools: readonly ToolDef[] = BUILT_IN_TOOLS): string | undefined {
@@ -170,7 +160,7 @@ interface Planning {
   /** Verbs the prompt forbids ("don't send it yet"). */
   forbidden: ReadonlySet<string>;
   /** Required inputs nothing filled, for the refusal. */
-  missing: { step: number; tool: string; action: string; field: string }[];
+  missing: Missing[];
   /** The writes planned so far: one asked twice in other words is planned once. */
   asked: Set<string>;
 }
@@ -313,52 +303,6 @@ function amendsPrevious(clause: Clause, prepared: Prepared, state: PlanState, mi
   return false;
 }
 
-/** What a "for each" goes over: named items, or the items of a listing (planned first, or the step before). */
-type Each = { kind: 'items'; body: string; items: number[] } | { kind: 'listing'; body: string; list?: string; count: number };
-
-/** The field of a listed item a body step takes: an issue's or PR's number, a channel's name. */
-const ITEM_FIELDS: Record<string, string> = {
-  'github.list_issues': 'number',
-  'github.list_pull_requests': 'number',
-  'slack.list_channels': 'name',
-};
-const DEFAULT_LOOP_COUNT = 10;
-
-function forEach(clause: Clause, prepared: Prepared, state: PlanState): Each | undefined {
-  const raw = clause.raw.trim();
-  // "For each of a@x.io and b@x.io, send …", "for every repo in acme/api, acme/web and acme/cli, create …"
-  const items = /^for\s+(?:each|every)\s+(?:of\s+|[\p{L}]+\s+(?:in|of)\s+)?((?:⟨\d+⟩\s*(?:,|and|&)?\s*){2,})\s*,?\s*(.+)$/iu.exec(raw);
-  if (items?.[1] && items[2]) return { kind: 'items', body: items[2], items: [...items[1].matchAll(/⟨(\d+)⟩/g)].map((m) => Number(m[1])) };
-  // "For each of the last 5 issues in acme/api, add the label 'triage'"
-  const listing = /^for\s+(?:each|every)\s+(?:of\s+)?(.+?),\s*(.+)$/iu.exec(raw);
-  if (
-    listing?.[1] &&
-    listing[2] &&
-    /\b(?:issues?|prs?|pull requests?|channels?)\b/i.test(listing[1]) &&
-    !/^(?:number|integer)\b/i.test(listing[1])
-  ) {
-    const n = /\b(\d{1,3})\b/.exec(listing[1].replace(/⟨\d+⟩|⟦\d+⟧/g, ' '))?.[1];
-    const head = listing[1].replace(/^(?:the\s+)?/i, '').replace(/\b(issue|pr|pull request|channel)\b(?!s)/gi, '$1s');
-    return { kind: 'listing', body: listing[2], list: `list the ${head}`, count: n ? Number(n) : DEFAULT_LOOP_COUNT };
-  }
-  // "… then post 'hello' to each of them": over the listing before.
-  const last = previousData(state);
-  if (
-    last &&
-    ITEM_FIELDS[`${last.step.tool}.${last.step.action}`] &&
-    /\b(?:to|on|for|in)\s+each\s+(?:of\s+)?(?:them|those|these)\b/i.test(raw)
-  ) {
-    const limit = last.step.input['limit'];
-    return {
-      kind: 'listing',
-      body: raw.replace(/\s*\b(?:to|on|for|in)\s+each\s+(?:of\s+)?(?:them|those|these)\b/i, ''),
-      count: typeof limit === 'number' ? limit : DEFAULT_LOOP_COUNT,
-    };
-  }
-  void prepared;
-  return undefined;
-}
-
 function planEach(each: Each, p: Planning): Refusal | undefined {
   const { prepared, state } = p;
   const quotes = new Set(state.usedQuotes);
@@ -395,87 +339,4 @@ function planEach(each: Each, p: Planning): Refusal | undefined {
     if (refusal) return refusal;
   }
   return undefined;
-}
-
-/** "For each number from 1 to 60, echo it". */
-function numberLoop(clause: Clause): { from: number; to: number } | undefined {
-  const m = /\bfor (?:each|every) (?:number|integer|n) (?:from )?(\d{1,6}) (?:to|through|until|-) (\d{1,6})\b/.exec(clause.canon);
-  if (!m) return undefined;
-  const from = Number(m[1]);
-  const to = Number(m[2]);
-  return to >= from ? { from, to: Math.min(to, from + MAX_PLANNED_STEPS) } : undefined;
-}
-
-function numbersOf(clause: Clause, state: PlanState): number[] {
-  const out: number[] = [];
-  for (const m of clause.raw.matchAll(ENTITY)) {
-    const e = state.entities[Number(m[1])];
-    if (e?.kind === 'number') out.push(Number(e.value));
-  }
-  // "issues 4 and 5": the numbers after the first are bare digits.
-  const more = /\b(?:issues|prs|pull requests|tickets)\s+#?(\d+)((?:\s*(?:,|and|&)\s*#?\d+)+)/i.exec(clause.raw);
-  if (more?.[1] && more[2]) for (const d of [more[1], ...(more[2].match(/\d+/g) ?? [])]) if (!out.includes(Number(d))) out.push(Number(d));
-  return out;
-}
-
-function channelsOf(clause: Clause, state: PlanState): string[] {
-  const out: string[] = [];
-  for (const m of clause.raw.matchAll(ENTITY)) {
-    const e = state.entities[Number(m[1])];
-    if (e?.kind === 'channel') out.push(e.value);
-  }
-  return out;
-}
-
-/** Read actions a delivery can take its content from, by the data they name. */
-const SOURCES: { action: string; test: RegExp }[] = [
-  { action: 'github.list_pull_requests', test: /\b(?:pull requests|prs|merge requests)\b/ },
-  { action: 'github.list_issues', test: /\b(?:issues|bugs|tickets)\b/ },
-  { action: 'google_calendar.list_events', test: /\b(?:events|meetings|appointments|agenda|schedule)\b/ },
-  { action: 'gmail.search_email', test: /\b(?:emails|mails|inbox)\b/ },
-  { action: 'slack.list_channels', test: /\bchannels\b/ },
-  { action: 'notion.get_page', test: /\b(?:contents?|page)\b.*⟦|\bnotion page\b/ },
-  // "post the contents of https://… to #news"; a bare link to post is the message itself.
-  { action: 'http.fetch', test: /\b(?:contents?|body|text|data|response|json|output|results?|what is (?:at|on))\b[^⟨]*⟨\d+⟩/ },
-];
-
-function planSource(
-  clause: Clause,
-  delivery: Intent,
-  state: PlanState,
-  catalog: readonly ToolEntry[],
-  add: (s: StepDraft) => number,
-  missing: Planning['missing'],
-): void {
-  const key = `${delivery.tool.name}.${delivery.action.name}`;
-  // A literal text to send, or an earlier step to refer to, means there is no source to plan here.
-  const quotes = [...clause.raw.matchAll(QUOTE)].map((m) => state.quotes[Number(m[1])]);
-  if (quotes.some((q) => q && (q.role === 'body' || q.role === 'colon'))) return;
-  if (previousData(state) && /\b(?:it|them|those|these|that|the results?|the list)\b/.test(clause.canon)) return;
-  const canon = clause.canon;
-  for (const source of SOURCES) {
-    const [toolName = '', actionName = ''] = source.action.split('.');
-    if (toolName === delivery.tool.name && !/^(?:list|search)/.test(actionName)) continue;
-    if (source.action === 'http.fetch' && !state.entities.some((e, i) => e.kind === 'url' && clause.raw.includes(`⟨${i}⟩`))) continue;
-    if (source.action === 'gmail.search_email' && key.startsWith('gmail.')) continue;
-    // A source of the delivery's own tool is what the delivery acts on ("comment on issues 4 and 5"), except a list of channels.
-    if (
-      toolName === delivery.tool.name &&
-      !(source.action === 'slack.list_channels' && /\b(?:list of|all|my)\s+(?:\w+\s+)?channels\b/.test(canon))
-    )
-      continue;
-    if (!source.test.test(canon)) continue;
-    const entry = catalog.find((c) => c.tool.name === toolName);
-    const action = entry?.tool.actions.find((a) => a.name === actionName);
-    if (!entry || !action) continue;
-    const slots = slotsOf(clause, state);
-    const filled = fillInput(entry.tool, action, slots, add);
-    const index = add({ tool: toolName, action: actionName, input: filled.input });
-    state.sourced = true;
-    const noun = source.test.exec(canon)?.[0];
-    if (noun && !noun.includes('⟦') && !noun.includes('⟨'))
-      state.topic ??= `${noun.charAt(0).toUpperCase()}${noun.slice(1)}${state.repo ? ` of ${state.repo}` : ''}`;
-    for (const field of filled.missing) missing.push({ step: index, tool: toolName, action: actionName, field });
-    return;
-  }
 }

@@ -1,6 +1,7 @@
 import { ref } from '@tes/catalog';
 import { leadingPhraseLength, type Lang } from './lexicon.js';
-import { ENTITY, QUOTE, correctWord, type Clause, type Entity, type EntityKind, type Quote } from './text.js';
+import { correctWord } from './words.js';
+import { ENTITY, QUOTE, type Clause, type Entity, type EntityKind, type Quote } from './text.js';
 import { parseSearchWindow, parseWhen, type When } from './time.js';
 
 /**

