@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test from a fresh clone: Node.js 24 (ensure_node), pnpm, install, infrastructure, build, lint (eslint: types and the
-# workspace's boundaries), unused code (knip), jest.
+# workspace's boundaries), unused code (knip), the planner's eval gate (pnpm eval:planner), jest.
 # Extra arguments go to jest. Ends with the line "tests: N passed, M failed"; exits with jest's code.
 # Env: AMQP_URL, MONGO_URL, TES_CACHE_DIR (see infra.sh); TES_T0 (epoch the elapsed time counts from).
 set -euo pipefail
@@ -46,6 +46,8 @@ timed() {
 timed typecheck pnpm exec tsc -p tsconfig.check.json
 timed lint pnpm lint
 timed knip pnpm knip
+# The planner's dev corpus (eval/planner): a plan with an unasked side effect or a wrong write fails the run.
+timed "eval:planner" pnpm eval:planner
 step="validate-deploy"
 bash scripts/validate-deploy.sh
 # promtool (built once through the Go module proxy, then cached) checks and unit-tests the alert rules in jest.
