@@ -5,7 +5,7 @@ import { channelsOf, forEach, ITEM_FIELDS, numberLoop, numbersOf, type Each } fr
 import { planSource, type Missing } from './rules/sources.js';
 import { fillInput } from './rules/fields.js';
 import { ACTION_WORDS, customHints, rankIntents, type Intent, type ToolEntry } from './rules/intents.js';
-import { SUPPORTED_LANGUAGES, unsupportedLanguage } from './rules/lexicon.js';
+import { englishPhrases, SUPPORTED_LANGUAGES, unsupportedLanguage } from './rules/lexicon.js';
 import { forbiddenVerbs, missingInput, noMatch, refuseUpfront } from './rules/refusals.js';
 import { DELIVERIES, POLITE, previousData, repetitions, slotsOf, type PlanState, type StepDraft } from './rules/slots.js';
 import { ENTITY, QUOTE, prepare, setClauseVerbs, toClause, type Clause, type Prepared } from './rules/text.js';
@@ -26,6 +26,13 @@ export function taskToolOf(steps: readonly WorkflowStep[], tools: readonly ToolD
   return (steps.find((s) => findTool(s.tool, tools)?.service) ?? steps[0])?.tool;
 }
 
+/** First words of English phrases that are not verbs: they never start a clause. */
+const NOT_VERBS = new Set(
+  'the and are was were with what which any all some this that these those them your their our back out off from for into onto over new quick real just also please can could would will'.split(
+    ' ',
+  ),
+);
+
 const catalogs = new WeakMap<readonly ToolDef[], ToolEntry[]>();
 
 /** The catalog whose words the text module reads now: they are rebuilt only when another catalog is planned over. */
@@ -43,7 +50,16 @@ function catalogOf(tools: readonly ToolDef[]): ToolEntry[] {
     ...Object.values(hints.actions).flatMap((a) => [...a.verbs, ...a.objects, ...(a.not ?? [])]),
   ]);
   setVocabulary(words.filter((w) => !w.startsWith('@')));
-  setClauseVerbs(entries.flatMap(({ hints }) => Object.values(hints.actions).flatMap((a) => a.verbs.map((v) => v.replace(/^\^/, '')))));
+  const hintVerbs = new Set(
+    entries.flatMap(({ hints }) => Object.values(hints.actions).flatMap((a) => a.verbs.map((v) => v.replace(/^\^/, '')))),
+  );
+  const hintNouns = new Set(entries.flatMap(({ hints }) => [...hints.nouns, ...Object.values(hints.actions).flatMap((a) => a.objects)]));
+  // A phrase of the language data that stands for a verb ("paste into" → "append to") starts a clause as the verb does.
+  const phraseVerbs = englishPhrases()
+    .filter(([phrase, canonical]) => hintVerbs.has(canonical.split(' ')[0] ?? '') && phrase.includes(' '))
+    .map(([phrase]) => phrase.split(' ')[0] ?? '')
+    .filter((head) => head.length >= 3 && !NOT_VERBS.has(head) && !hintNouns.has(head));
+  setClauseVerbs([...hintVerbs, ...phraseVerbs]);
   setKnownVerbs(ACTION_WORDS);
   applied = entries;
   return entries;

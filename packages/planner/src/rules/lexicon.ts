@@ -238,3 +238,8 @@ export function unsupportedLanguage(instruction: string): string | undefined {
 
 /** The refusal's words for a language the planner does not read. */
 export const SUPPORTED_LANGUAGES = SUPPORTED;
+
+/** English phrases of the tables with their canonical words ("paste into" → "append to"). */
+export function englishPhrases(): [string, string][] {
+  return Object.entries(TABLES.en);
+}

@@ -166,7 +166,10 @@ export function countOf(s: Slots): number | undefined {
     /\b(\d+|[a-z]+)\s+(?:most\s+recent|latest|newest|last|recent)\b/,
     /\b(\d+)\s+(?:[a-z]+\s+)?(?!(?:minutes|hours|days|weeks|months|years|seconds|times|mins|hrs)\b)([a-z]{3,}s)\b/,
   ]) {
-    const v = n(re.exec(c)?.[1]);
+    const m = re.exec(c);
+    // "the last 3 days" is a window, not a count.
+    if (m && /^\s*(?:days?|weeks?|months?|years?|hours?|minutes?)\b/.test(c.slice((m.index ?? 0) + m[0].length))) continue;
+    const v = n(m?.[1]);
     if (v !== undefined && v >= 1 && v <= 100) return v;
   }
   return undefined;

@@ -158,6 +158,16 @@ export function findRecurrence(text: string): { rule: string[]; span: string } |
     const rule = new RRule(RRule.fromText(`every ${plural[1].toLowerCase()}`).origOptions).toString();
     return { rule: [rule], span: plural[0] };
   }
+  // "the second Monday of every month", "the last Friday of each month".
+  const nth =
+    /\b(?:on\s+)?(?:the\s+)?(first|1st|second|2nd|third|3rd|fourth|4th|last)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+(?:of\s+)?(?:every|each|the)\s+month\b/i.exec(
+      text,
+    );
+  if (nth?.[1] && nth[2]) {
+    const ordinal =
+      { first: 1, '1st': 1, second: 2, '2nd': 2, third: 3, '3rd': 3, fourth: 4, '4th': 4, last: -1 }[nth[1].toLowerCase()] ?? 1;
+    return { rule: [`RRULE:FREQ=MONTHLY;BYDAY=${ordinal}${nth[2].slice(0, 2).toUpperCase()}`], span: nth[0] };
+  }
   const monthDay = /\b(?:on\s+)?the\s+(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?:every|each)\s+month\b/i.exec(text);
   if (monthDay?.[1]) return { rule: [`RRULE:FREQ=MONTHLY;BYMONTHDAY=${Number(monthDay[1])}`], span: monthDay[0] };
   const m =
@@ -291,6 +301,15 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
   // A past day without a weekday or a date ("at 3pm" said at 5pm) means the next one.
   const nowInZone = DateTime.fromJSDate(now, { zone });
   if (!past && hasTime && start < nowInZone && !dayOf.isCertain('day') && !dayOf.isCertain('weekday')) start = start.plus({ days: 1 });
+  // "the last Friday of every month": the first occurrence is the start (RFC 5545 counts DTSTART as one).
+  if (recurrence && /BYDAY=-?\d/.test(recurrence.rule[0] ?? '')) {
+    const rule = RRule.fromString(`DTSTART:${start.startOf('day').toUTC().toFormat("yyyyMMdd'T'HHmmss'Z'")}\n${recurrence.rule[0] ?? ''}`);
+    const first = rule.after(nowLocal.startOf('day').toUTC().toJSDate(), true);
+    if (first) {
+      const day = DateTime.fromJSDate(first, { zone: 'UTC' });
+      start = start.set({ year: day.year, month: day.month, day: day.day });
+    }
+  }
   let end: DateTime | undefined;
   // "de 14:00 a 16:00", "von 10 bis 11 Uhr", "3-4pm": a range the language's parser read as one time.
   const range =
@@ -365,8 +384,35 @@ function afternoon(c: chrono.ParsedComponents, pm = false, h24 = false): number 
 }
 
 /** A past window for searches ("since Monday", "last week", "in March", "yesterday"): YYYY-MM-DD bounds. */
+const COUNT_WORDS: Readonly<Record<string, number>> = {
+  a: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  'couple of': 2,
+  few: 3,
+};
+
 export function parseSearchWindow(raw: string, lang: Lang, now: Date): { after?: string; before?: string; span: string } | undefined {
   const text = raw.replace(/\bbetween\s+(.+?)\s+and\s+/i, 'from $1 to ');
+  // "in the past two weeks", "over the last 3 days": from that long ago until now.
+  const span =
+    /\b(?:in\s+|over\s+|during\s+|for\s+|from\s+)?the\s+(?:past|last|previous)\s+(\d+|a|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)?\s*(day|week|month|year)s?\b/i.exec(
+      text,
+    );
+  if (span?.[2]) {
+    const n = COUNT_WORDS[(span[1] ?? '1').toLowerCase()] ?? Number(span[1]);
+    const unit = span[2].toLowerCase() as 'day' | 'week' | 'month' | 'year';
+    const from = DateTime.fromJSDate(now, { zone: 'UTC' }).minus({ [`${unit}s`]: Number.isFinite(n) ? n : 1 });
+    return { after: from.toISODate() ?? '', span: span[0] };
+  }
   const results = PARSERS[lang].parse(text, { instant: now, timezone: 0 }, { forwardDate: false });
   const r = results[0];
   if (!r) return undefined;

@@ -28,7 +28,11 @@ export const CALENDAR_FILLS: Record<string, Fill> = {
       /^(?:create|add|schedule|book|set\s+up|plan|put|organi[sz]e|arrange)\s+(?:an?\s+|the\s+)?(?:new\s+)?([\p{L}][\p{L}-]*(?:\s+[\p{L}][\p{L}-]*)?)\s+(?:on|at|for|tomorrow|today|next|this|every|with|from)\b/iu.exec(
         s.clause.raw.replace(QUOTE, ' '),
       )?.[1];
-    const generic = thing && /^(?:event|meeting|appointment|call|calendar|time|slot|reminder|block)$/i.test(thing) ? undefined : thing;
+    // "create an event tomorrow at 3pm": a generic noun, or a day, is not a name.
+    const generic =
+      thing && /^(?:event|meeting|appointment|call|calendar|time|slot|reminder|block)\b/i.test(thing)
+        ? undefined
+        : thing?.replace(/\s+(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday)$/i, '');
     // "Plan een afspraak Tandarts op 10 maart": a capitalised word inside the request names it.
     const proper = [...s.clause.raw.replace(QUOTE, ' ').matchAll(/(?<=\S\s+)([\p{Lu}][\p{Ll}'-]{2,})\b/gu)]
       .map((m) => m[1] ?? '')

@@ -1,7 +1,7 @@
 import { ref } from '@tes/catalog';
 import { entitiesOf, takeQuote, type Slots } from '../slots.js';
 import { QUOTE } from '../text.js';
-import { textOrBack, type Fill } from './common.js';
+import { derive, textOrBack, type Fill } from './common.js';
 
 /** Per action: what each of its fields comes from. */
 export const SLACK_FILLS: Record<string, Fill> = {
@@ -29,14 +29,27 @@ export const SLACK_FILLS: Record<string, Fill> = {
     const name =
       entitiesOf(s, 'channel')[0]?.value ??
       takeQuote(s, ['title', 'quoted']) ??
-      /\bname\s+it\s+#?([\p{L}\p{N}_-]+)/iu.exec(bare)?.[1] ??
+      /\b(?:name|call)\s+it\s+#?([\p{L}\p{N}_-]+)/iu.exec(bare)?.[1] ??
       /\bchannel\s+(?:called\s+|named\s+)?(?!(?:for|about|to|with|on|in|the|a|an)\b)([\p{L}\p{N}_-]+(?:\s+(?!for\b|with\b|and\b|to\b|in\b|on\b)[\p{L}\p{N}_-]+)*)/iu.exec(
         bare,
       )?.[1];
-    if (name && !/^(?:for|called|named|in|on|with|the)$/i.test(name)) {
-      const slug = name.replace(/^#/, '').trim().toLowerCase().replace(/\s+/g, '-');
+    // "a channel for the q3 launch": no name given, the purpose said makes one (a new channel's name is its title).
+    const purpose = name
+      ? undefined
+      : /\bchannel\s+(?:for|about)\s+(?:the\s+|our\s+|a\s+|my\s+)?([\p{L}\p{N}][\p{L}\p{N}_-]*(?:\s+[\p{L}\p{N}][\p{L}\p{N}_-]*){0,3}?)(?=\s+(?:and|with|to|then|in|on|please|asap|stuff)\b|[,.;!?]|$)/iu.exec(
+          bare,
+        )?.[1];
+    const said = name ?? purpose;
+    if (said && !/^(?:for|called|named|in|on|with|the)$/i.test(said)) {
+      const slug = said
+        .replace(/^#/, '')
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}_-]+/gu, '-')
+        .slice(0, 80);
       put('name', slug);
       s.state.channel = slug;
+      if (purpose) derive(s, 'name', slug, `no name given: from "for ${purpose}"`);
     }
     if (/\bprivate\b/.test(s.clause.canon)) put('is_private', true);
   },
