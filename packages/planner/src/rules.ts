@@ -53,13 +53,14 @@ function catalogOf(tools: readonly ToolDef[]): ToolEntry[] {
   const hintVerbs = new Set(
     entries.flatMap(({ hints }) => Object.values(hints.actions).flatMap((a) => a.verbs.map((v) => v.replace(/^\^/, '')))),
   );
-  const hintNouns = new Set(entries.flatMap(({ hints }) => [...hints.nouns, ...Object.values(hints.actions).flatMap((a) => a.objects)]));
-  // A phrase of the language data that stands for a verb ("paste into" → "append to") starts a clause as the verb does.
+  // A phrase of the English data that stands for a verb ("paste its body into" → "append its body to") starts a clause as the verb does.
   const phraseVerbs = englishPhrases()
-    .filter(([phrase, canonical]) => hintVerbs.has(canonical.split(' ')[0] ?? '') && phrase.includes(' '))
-    .map(([phrase]) => phrase.split(' ')[0] ?? '')
-    .filter((head) => head.length >= 3 && !NOT_VERBS.has(head) && !hintNouns.has(head));
-  setClauseVerbs([...hintVerbs, ...phraseVerbs]);
+    .filter(
+      ([phrase, canonical]) =>
+        phrase.includes(' ') && hintVerbs.has(canonical.split(' ')[0] ?? '') && !NOT_VERBS.has(phrase.split(' ')[0] ?? ''),
+    )
+    .map(([phrase]) => phrase);
+  setClauseVerbs(hintVerbs, phraseVerbs);
   setKnownVerbs(ACTION_WORDS);
   applied = entries;
   return entries;
@@ -279,7 +280,18 @@ function planClause(clause: Clause, p: Planning): Refusal | undefined {
  */
 function amendsPrevious(clause: Clause, prepared: Prepared, state: PlanState, missing: Planning['missing']): boolean {
   const last = state.steps[state.steps.length - 1];
-  if (!last || clause.words.some((w) => ACTION_WORDS.has(w) && w !== 'let')) return false;
+  if (!last) return false;
+  // "…, call it board-prep": the name of what the step before creates.
+  const named = /^(?:and\s+)?(?:call|name|title)\s+it\s+#?([\p{L}\p{N}_.-]+)$/iu.exec(clause.raw.trim());
+  const field = ['name', 'title', 'summary'].find((f) => f in last.input || (f === 'name' && last.action.startsWith('create_')));
+  if (named?.[1] && field && /^create_/.test(last.action)) {
+    last.input[field] = field === 'name' && last.tool === 'slack' ? named[1].toLowerCase() : named[1];
+    if (last.tool === 'slack') state.channel = named[1].toLowerCase();
+    for (let i = missing.length - 1; i >= 0; i--)
+      if (missing[i]?.step === state.steps.length - 1 && missing[i]?.field === field) missing.splice(i, 1);
+    return true;
+  }
+  if (clause.words.some((w) => ACTION_WORDS.has(w) && w !== 'let')) return false;
   const subject =
     /^(?:and\s+)?(?:the\s+)?(subject|title|body|description|message|text)\s*(?:line\s*)?(?:can be|could be|should be|is|will be|must be|:)\s*⟦(\d+)⟧/i.exec(
       clause.raw.trim(),

@@ -314,6 +314,8 @@ export function referenceFor(clause: Clause, index: number, step: StepDraft): st
   const key = `${step.tool}.${step.action}`;
   if (/\b(?:link|url)\b/.test(c) && !LIST_ACTIONS.has(key)) return ref(index, 'url');
   if (/\b(?:its|the) title\b/.test(c) && !LIST_ACTIONS.has(key)) return ref(index, 'title');
+  if (/\b(?:its|the) (?:body|description)\b/.test(c) && /^github\.(?:get|create)_(?:issue|pull_request)$/.test(key))
+    return ref(index, 'body');
   if (/\bstar(?:s| count)\b/.test(c) && key === 'github.get_repository') return ref(index, 'stars');
   if (/\bhow many\b|\bthe (?:count|number|total)\b/.test(c) && LIST_ACTIONS.has(key)) return ref(index, 'count');
   return outputRef(index, step);

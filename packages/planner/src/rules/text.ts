@@ -255,12 +255,12 @@ function verbStart(verbs: readonly string[]): RegExp {
   return new RegExp(`^\\s*(?:please\\s+)?(?:${verbs.map(escapeRegExp).join('|')})\\b`, 'iu');
 }
 function verbAny(verbs: readonly string[]): RegExp {
-  return new RegExp(`\\b(?:${verbs.map(escapeRegExp).join('|')})\\b`, 'iu');
+  return new RegExp(`\\b(?:${escapeAll(verbs)})\\b`, 'iu');
 }
 function clauseSplit(verbs: readonly string[], lang: Lang = 'en'): RegExp {
   const and = escapeAll(wordsOf(lang, 'and_words'));
   return new RegExp(
-    `\\s*(?:,\\s*(?:${and})|,|\\s+(?:${and}))\\s+(?=(?:please\\s+|just\\s+|only\\s+|instead\\s+|rather\\s+)?(?:${verbs.map(escapeRegExp).join('|')})\\b)(?!(?:label|tag)(?:s|ged|led|ed)?\\s+(?:as\\s+)?⟦)`,
+    `\\s*(?:,\\s*(?:${and})|,|\\s+(?:${and}))\\s+(?=(?:please\\s+|just\\s+|only\\s+|instead\\s+|rather\\s+)?(?:${escapeAll(verbs)})\\b)(?!(?:label|tag)(?:s|ged|led|ed)?\\s+(?:as\\s+)?⟦)`,
     'iu',
   );
 }
@@ -269,8 +269,12 @@ function clauseSplit(verbs: readonly string[], lang: Lang = 'en'): RegExp {
 const NOT_CLAUSE_STARTS = new Set(ENGLISH.not_clause_starts);
 
 /** Every verb of the catalog's hints starts a clause too ("grab X, then …"), besides the list above. */
-export function setClauseVerbs(verbs: Iterable<string>): void {
-  const all = [...new Set([...CLAUSE_VERBS, ...[...verbs].filter((v) => /^[a-z][a-z-]{2,}$/.test(v) && !NOT_CLAUSE_STARTS.has(v))])];
+export function setClauseVerbs(verbs: Iterable<string>, phrases: Iterable<string> = []): void {
+  const all = [
+    ...new Set([...CLAUSE_VERBS, ...[...verbs].filter((v) => /^[a-z][a-z-]{2,}$/.test(v) && !NOT_CLAUSE_STARTS.has(v))]),
+    // Whole phrases of the language data that stand for a verb ("log the link on", "just give me the").
+    ...[...phrases].map((p) => p.replace(/\s+/g, ' ')),
+  ];
   CLAUSE_VERB_ANY = verbAny(all);
   CLAUSE_SPLIT = clauseSplit(all);
   clauseVerbs = all;

@@ -30,7 +30,7 @@ export const HTTP_HINTS: ToolHints = {
       not: ['post', 'submit', 'send'],
     },
     post: {
-      verbs: ['post', 'submit', 'send', 'push', 'trigger', 'notify', 'call', 'hit'],
+      verbs: ['post', 'submit', 'send', 'push', 'trigger', 'notify', 'call'],
       objects: ['@url'],
       // A #channel or an address says where a "post" goes: Slack or email, not an HTTP POST.
       not: ['fetch', 'get', 'download', '@channel', '@email', '@user'],

@@ -29,7 +29,10 @@ export const SLACK_HINTS: ToolHints = {
       objects: ['@user', 'dm', 'direct message', 'privately', 'on slack'],
       not: ['@channel'],
     },
-    list_channels: { verbs: ['list', 'show', 'get', 'find', 'what', 'which', 'display', 'see'], objects: ['channels'] },
+    list_channels: {
+      verbs: ['list', 'show', 'get', 'find', 'what', 'which', 'display', 'see', 'grab', 'pull', 'bring', 'give', 'fetch'],
+      objects: ['channels'],
+    },
     create_channel: { verbs: ['create', 'make', 'new', 'set', 'start', 'open', 'add'], objects: ['channel'], not: ['invite'] },
     invite_to_channel: {
       verbs: ['invite', 'add'],
@@ -48,7 +51,7 @@ export const SLACK_HINTS: ToolHints = {
       not: ['email', 'emails', 'mail', 'mails', 'inbox', 'gmail', 'notion', 'repo', 'repos', 'repositories', 'issue', 'issues'],
     },
     list_messages: {
-      verbs: ['read', 'show', 'get', 'list', 'fetch', 'what', 'see', 'check', 'catch', 'display', 'look'],
+      verbs: ['read', 'show', 'get', 'list', 'fetch', 'what', 'see', 'check', 'catch', 'display', 'look', 'grab', 'pull', 'bring', 'give'],
       objects: ['messages', 'history', 'conversation', 'posts', 'said', 'say', 'going', '@channel'],
       not: ['summary', 'summarize'],
     },

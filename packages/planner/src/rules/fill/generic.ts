@@ -62,5 +62,8 @@ function headersOf(s: Slots): Record<string, string> | undefined {
   const text = s.clause.raw.replace(QUOTE, (_m, i: string) => s.state.quotes[Number(i)]?.text ?? '');
   const out: Record<string, string> = {};
   for (const m of text.matchAll(/\bheaders?\s+([A-Za-z][\w-]*)\s*[:=]\s*([^\s,;]+)/g)) if (m[1] && m[2]) out[m[1]] = m[2];
+  // "with an Accept: application/json header"
+  for (const m of text.matchAll(/\b(?:with\s+)?(?:an?|the)\s+([A-Za-z][\w-]*)\s*:\s*([^\s,;]+)\s+header\b/g))
+    if (m[1] && m[2]) out[m[1]] = m[2];
   return Object.keys(out).length > 0 ? out : undefined;
 }

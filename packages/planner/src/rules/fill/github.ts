@@ -132,7 +132,9 @@ function labels(s: Slots): string[] | undefined {
     }
   }
   if (quoted.length > 0) return quoted;
-  const withLabel = /\bwith\s+(?:the\s+|a\s+)?(?!(?:the|a|an)\b)([\p{L}\p{N}_-]+)\s+(?:label|tag)\b/iu.exec(s.clause.raw);
+  const withLabel = /\b(?:with\s+(?:the\s+|a\s+)?|the\s+|a\s+)(?!(?:the|a|an|same|new)\b)([\p{L}\p{N}_-]+)\s+(?:label|tag)\b/iu.exec(
+    s.clause.raw,
+  );
   if (withLabel?.[1]) return [withLabel[1]];
   const bare =
     /\b(?:labels?|labell?ed|tag(?:ged)?|(?:mark|label|tag)\s+(?:it|them|#?\S+)\s+as|as)\s+(?:(?:it|them)\s+(?:with\s+)?)?(?:a\s+|an\s+)?([\p{L}\p{N}_-]+(?:\s*(?:,|and)\s*[\p{L}\p{N}_-]+)*)/iu.exec(

@@ -1,5 +1,5 @@
 import { ref } from '@tes/catalog';
-import { entitiesOf, pointsBack, previousData, quoteAfter, takeQuote, type Slots } from '../slots.js';
+import { entitiesOf, pointsBack, previousData, quoteAfter, referenceFor, takeQuote, type Slots } from '../slots.js';
 import { QUOTE } from '../text.js';
 import { aboutText, backRef, type Add, type Fill } from './common.js';
 
@@ -52,7 +52,9 @@ export const NOTION_FILLS: Record<string, Fill> = {
   'notion.get_page': (s, put, add) => put('page_id', lookup(s, add, 'page')),
   'notion.append_to_page': (s, put, add) => {
     const content = takeQuote(s, ['body', 'colon']) ?? takeQuote(s, ['quoted']);
-    put('content', content ?? backRef(s));
+    const prev = previousData(s.state);
+    // "… and log the link on page X": the field named of what the step before made.
+    put('content', content ?? (prev ? referenceFor(s.clause, prev.index, prev.step) : backRef(s)));
     put('page_id', lookup(s, add, 'page'));
   },
 };
