@@ -263,6 +263,11 @@ export function leftoverText(s: Slots, verbs: readonly string[]): string | undef
   const text = words
     .join(' ')
     .replace(/^(?:[\p{L}@.-]+\s+)?know\b.*?\bthat\s+/iu, '')
+    // "let the team in #dev know the release is delayed": who is told is not the message.
+    .replace(
+      /^(?:let\s+)?(?:the\s+)?(?:team|everyone|everybody|people|folks|all|them|him|her|us|channel|group|[\p{L}@.-]+)\s+know\s+(?:that\s+)?/iu,
+      '',
+    )
     .replace(/^[,:\s-]+|[,\s]+$/g, '');
   return text.length > 0 ? text : undefined;
 }
@@ -298,7 +303,7 @@ export const POLITE: ReadonlySet<string> = new Set([
   'so',
 ]);
 const VERBISH =
-  /^(?:post|send|say|tell|notify|announce|share|write|ping|message|drop|let|inform|broadcast|remind|alert|warn|update|echo|repeat|print|uppercase|lowercase|shout|dm|envoie|publie|poste|dis|sende|schicke|poste|sag|envía|manda|publica|di|dile)$/i;
+  /^(?:ask|post|send|say|tell|notify|announce|share|write|ping|message|drop|let|inform|broadcast|remind|alert|warn|update|echo|repeat|print|uppercase|lowercase|shout|dm|envoie|publie|poste|dis|sende|schicke|poste|sag|envía|manda|publica|di|dile)$/i;
 
 /** A subject made from a body: its first sentence, at most 60 characters. */
 export function subjectFrom(body: string): string {

@@ -42,6 +42,8 @@ export function planSource(
     if (toolName === delivery.tool.name && !/^(?:list|search)/.test(actionName)) continue;
     if (source.action === 'http.fetch' && !state.entities.some((e, i) => e.kind === 'url' && clause.raw.includes(`⟨${i}⟩`))) continue;
     if (source.action === 'gmail.search_email' && key.startsWith('gmail.')) continue;
+    // "create a notion page titled X in the Meetings database": a page made carries data only when asked ("listing the open issues").
+    if (key === 'notion.create_page' && !/\b(?:contents?|listing|list of|containing|with (?:the|my|all|our))\b/.test(canon)) return;
     // A source of the delivery's own tool is what the delivery acts on ("comment on issues 4 and 5"), except a list of channels.
     if (
       toolName === delivery.tool.name &&

@@ -171,7 +171,7 @@ function cutFreeTexts(segment: string, quotes: Quote[]): string {
     if (body) end = Math.min(end, body.index);
     if (endAtComma) {
       const stop =
-        /,|\s+(?=(?:on|at|from|by)\s+(?:\d|the\s+\d|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|noon|midnight|next|this)|(?:tomorrow|today|tonight|next\s+(?:week|monday|tuesday|wednesday|thursday|friday)|every\s)\b)|\s+(?:with\s+(?:the\s+|a\s+)?(?:labels?|body|description|text|message|content)|labell?ed|tagged|assigned)\b|\s+(?:and|et|und|y)\s+(?=(?:send|post|email|create|add|invite|schedule|then|label|tag|assign|body|text|message)\b)|\s+(?:in|on|to|for|at|under|into|inside|dans|sur|à|im|in|an|en|para)\s+(?=[\p{L}\p{N}_.-]+\/[\p{L}\p{N}_.-]+|#|@|[\p{L}\p{N}._%+-]+@|(?:the\s+|my\s+|our\s+)?(?:notion\s+|slack\s+)?(?:page|database|db|channel|repo|repository|calendar)\b|(?:the\s+)?[A-Za-z0-9][\w-]*\s+(?:org|organization|organisation)\b|[0-9a-f]{8})/iu.exec(
+        /,|\s+(?=(?:on|at|from|by)\s+(?:\d|the\s+\d|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|noon|midnight|next|this)|(?:tomorrow|today|tonight|next\s+(?:week|monday|tuesday|wednesday|thursday|friday)|every\s)\b)|\s+(?:with\s+(?:the\s+|a\s+)?(?:labels?|body|description|text|message|content)|labell?ed|tagged|assigned)\b|\s+(?:and|et|und|y)\s+(?=(?:send|post|email|create|add|invite|schedule|then|label|tag|assign|body|text|message)\b)|\s+(?:in|on|to|for|at|under|into|inside|dans|sur|à|im|in|an|en|para)\s+(?=[\p{L}\p{N}_.-]+\/[\p{L}\p{N}_.-]+|#|@|[\p{L}\p{N}._%+-]+@|(?:the\s+|my\s+|our\s+)?(?:[\p{L}\p{N}_-]+\s+){0,3}?(?:notion\s+|slack\s+)?(?:page|database|db|channel|repo|repository|calendar)\b|(?:the\s+)?[A-Za-z0-9][\w-]*\s+(?:org|organization|organisation)\b|[0-9a-f]{8})/iu.exec(
           rest,
         );
       if (stop) end = Math.min(end, stop.index);
@@ -215,7 +215,10 @@ function cutFreeTexts(segment: string, quotes: Quote[]): string {
  */
 function isColonText(before: string, after: string): boolean {
   if (!/[#@/]|\b[0-9a-f]{16,}\b/i.test(before) && !CLAUSE_VERB_ANY.test(before)) return false;
-  if (INSTRUCTION_START.test(after)) return false;
+  // "open an issue on acme/web: search page 500s": after an instruction that needs a text, the text may start like a verb.
+  const needsText =
+    /\b(?:issue|bug|ticket|e-?mail|mail|message|note|comment|post|reply|dm|title|subject|page|task|announcement|reminder)\b/i.test(before);
+  if (INSTRUCTION_START.test(after) && !(needsText && CLAUSE_VERB_ANY.test(before) && !/[#@]|https?:\/\/|⟨/.test(after))) return false;
   // A field's value ("board: acme, column: api"), not "LGTM, I'll merge after CI".
   if (/^[^\s,]+\s*,\s*[\p{L}\p{N} _-]+:/u.test(after)) return false;
   // One word is a message after a verb of saying ("comment on PR 5: LGTM"), a value elsewhere ("board: acme").

@@ -262,9 +262,10 @@ export function parseWhen(text: string, lang: Lang, now: Date, { past = false } 
     const month = day >= today.day ? today : today.plus({ months: 1 });
     return ` on ${month.toFormat('LLLL', { locale: 'en' })} ${day}`;
   });
-  // "30 minute call", "a 2 hour review": a duration, not "in 30 minutes".
+  // "30 minute call", "a 2 hour review", "for 30 minutes": a duration, not "in 30 minutes".
+  const dated = input.replace(/\bfor\s+(?:an?\s+|\d+(?:[.,]\d+)?\s*-?\s*)(?:min(?:ute)?s?|h(?:ou)?rs?|hours?)\b/giu, ' ');
   const results = PARSERS[lang]
-    .parse(input, { instant: now, timezone: offset }, { forwardDate: !past })
+    .parse(dated, { instant: now, timezone: offset }, { forwardDate: !past })
     .filter((r) => !/^(?:an?\s+)?\d+\s*-?\s*(?:min(?:ute)?s?|h(?:ou)?rs?|hours?)$/i.test(r.text.trim()));
   const spans = [...(zoneFound ? [zoneFound.span] : []), ...(recurrence ? [recurrence.span] : [])];
   if (results.length === 0) {

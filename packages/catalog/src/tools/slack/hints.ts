@@ -16,6 +16,7 @@ const TELL = [
   'inform',
   'broadcast',
   'remind',
+  'ask',
   'put',
 ];
 

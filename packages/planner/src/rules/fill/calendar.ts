@@ -33,6 +33,11 @@ export const CALENDAR_FILLS: Record<string, Fill> = {
       thing && /^(?:event|meeting|appointment|call|calendar|time|slot|reminder|block)\b/i.test(thing)
         ? undefined
         : thing?.replace(/\s+(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday)$/i, '');
+    // "block friday afternoon for focus time": what the time is for names it.
+    const purpose =
+      /\bfor\s+(?!(?:an?|the|\d|\w+\s+(?:minutes?|hours?|mins?)\b))([\p{L}][\p{L}'-]*(?:\s+[\p{L}][\p{L}'-]*){0,3}?)(?=\s+(?:on|at|from|tomorrow|today|next|this|with|every|in)\b|[,.;!?]|$)/iu.exec(
+        s.clause.raw.replace(QUOTE, ' ').replace(/⟨\d+⟩/g, ' '),
+      )?.[1];
     // "Plan een afspraak Tandarts op 10 maart": a capitalised word inside the request names it.
     const proper = [...s.clause.raw.replace(QUOTE, ' ').matchAll(/(?<=\S\s+)([\p{Lu}][\p{Ll}'-]{2,})\b/gu)]
       .map((m) => m[1] ?? '')
@@ -43,12 +48,23 @@ export const CALENDAR_FILLS: Record<string, Fill> = {
         ? capitalize(kind) + (who ? ` with ${who}` : '')
         : who
           ? `Meeting with ${who}`
-          : (proper ?? (generic ? capitalize(generic) : undefined))) ??
+          : (proper ??
+            (purpose && !parseWhen(purpose, s.state.lang, s.state.now)
+              ? capitalize(purpose)
+              : generic
+                ? capitalize(generic)
+                : undefined))) ??
       'Meeting';
     put('summary', summary);
     if (!named) derive(s, 'summary', summary, 'no title given: from the kind of event, who it is with, or "Meeting"');
     put('description', description ?? takeQuote(s, ['body']));
     const w = s.when;
+    // "block friday afternoon": the part of the day said is the event's span.
+    if (w && !w.hasTime && w.windowStart && w.windowEnd && /\b(?:morning|afternoon|evening)\b/i.test(s.clause.canon)) {
+      put('start', w.windowStart);
+      put('end', w.windowEnd);
+      derive(s, 'start', w.windowStart, 'the part of the day said');
+    }
     if (w?.start && w.hasTime) {
       put('start', w.start);
       put('end', w.end);

@@ -28,7 +28,9 @@ export const GMAIL_FILLS: Record<string, Fill> = {
     const from = entitiesOf(s, 'email')[0]?.value;
     const named =
       /\bfrom\s+([\p{Lu}][\p{L}-]+)/u.exec(s.clause.raw)?.[1] ??
-      /\b([\p{Lu}][\p{L}-]+)['’]s\s+(?:last|latest|recent|newest)?\s*(?:e-?mail|message|mail)/u.exec(s.clause.raw)?.[1];
+      /\b(?!(?:today|yesterday|this|last|my|our)['’])([\p{L}][\p{L}-]+)['’]s\s+(?:last|latest|recent|newest)?\s*(?:e-?mail|message|mail)/iu.exec(
+        s.clause.raw,
+      )?.[1];
     if (from || named || /\b(?:last|latest|recent|newest)\b/.test(s.clause.canon)) {
       const query = from ? `from:${from}` : named ? `from:${named}` : 'in:inbox';
       put('message_id', ref(add({ tool: 'gmail', action: 'search_email', input: { query, limit: 1 } }), 'items.0.id'));
