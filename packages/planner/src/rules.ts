@@ -60,7 +60,8 @@ function catalogOf(tools: readonly ToolDef[]): ToolEntry[] {
         phrase.includes(' ') && hintVerbs.has(canonical.split(' ')[0] ?? '') && !NOT_VERBS.has(phrase.split(' ')[0] ?? ''),
     )
     .map(([phrase]) => phrase);
-  setClauseVerbs(hintVerbs, phraseVerbs);
+  // A verb no action has ("pin", "star") starts a clause too, so that it is refused, never dropped.
+  setClauseVerbs([...hintVerbs, ...ACTION_WORDS], phraseVerbs);
   setKnownVerbs(ACTION_WORDS);
   applied = entries;
   return entries;

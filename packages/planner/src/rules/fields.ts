@@ -50,7 +50,9 @@ export function fillInput(tool: ToolDef, action: ActionDef, s: Slots, add: Add):
     }
   }
   if ('limit' in props && !('limit' in input)) put('limit', countOf(s));
-  const missing = (schema.required ?? []).filter((f) => !(f in input));
+  const unfilled = (schema.required ?? []).filter((f) => !(f in input));
+  // A subject is derived from the message: with no message, the message alone is what is missing.
+  const missing = unfilled.includes('body') ? unfilled.filter((f) => f !== 'subject') : unfilled;
   return { input, missing };
 }
 

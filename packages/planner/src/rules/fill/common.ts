@@ -100,16 +100,19 @@ export function messageAfterTarget(s: Slots): string | undefined {
   const targets = [...raw.matchAll(/⟨\d+⟩/g)];
   const last = targets[targets.length - 1];
   if (!last || last.index === undefined) return undefined;
-  const text = raw
+  const after = raw
     .slice(last.index + last[0].length)
     // ", don't send it yet": an instruction about the step, not its message.
-    .replace(/,?\s+(?:but\s+)?(?:don't|dont|do not|never)\s.*$/iu, '')
+    .replace(/,?\s+(?:but\s+)?(?:don't|dont|do not|never)\s.*$/iu, '');
+  const led = LEAD_IN.test(after);
+  const text = after
     .replace(LEAD_IN, '')
     .replace(/\s+/g, ' ')
     .replace(/^[\s,:;-]+|[\s,;]+$/g, '')
     .replace(/\s+(?:asap|please|pls|plz|thanks|thx|ty)$/i, '');
   let dateless = text;
   for (const span of s.when?.spans ?? []) dateless = dateless.replace(span, ' ');
-  if (dateless.trim().split(/\s+/).length < 2 || /⟨|⟦/.test(text)) return undefined;
+  // "send bob@x.io the report": a description of something to send, not its words.
+  if (dateless.trim().split(/\s+/).length < 2 || /⟨|⟦/.test(text) || (!led && isDescription(text))) return undefined;
   return text;
 }
