@@ -81,6 +81,27 @@ describe('class 4: chains keep every clause and pass data along', () => {
     ]);
   });
 
+  it('keeps every clause: a channel made, people invited, a post there; several numbers, one step each', () => {
+    expect(steps("create a private channel called secret-project and invite @a and @b, then post 'welcome' there")).toEqual([
+      { tool: 'slack', action: 'create_channel', input: { name: 'secret-project', is_private: true } },
+      { tool: 'slack', action: 'invite_to_channel', input: { channel: 'secret-project', users: ['@a', '@b'] } },
+      { tool: 'slack', action: 'post_message', input: { channel: 'secret-project', text: 'welcome' } },
+    ]);
+    expect(steps('close issues 4, 5 and 6 in acme/api').map((s) => s.input['issue_number'])).toEqual([4, 5, 6]);
+    expect(steps("reopen #44 in acme/web and comment 'regression is back'")[1]?.input).toMatchObject({ issue_number: 44 });
+  });
+
+  it('never lets "but don\'t send it" or a quoted field into the message', () => {
+    expect(steps("draft an email to bob@x.io saying the contract is ready, but don't send it")[0]?.input).toMatchObject({
+      body: 'the contract is ready',
+    });
+    expect(steps('email ana@x.io and bob@x.io the link https://x.io/doc with subject Docs')[0]?.input).toEqual({
+      to: ['ana@x.io', 'bob@x.io'],
+      subject: 'Docs',
+      body: 'the link https://x.io/doc',
+    });
+  });
+
   it('answers the email a search found, and refers to a fetched body', () => {
     expect(actions("find the latest email from billing@vendorco.com and reply 'paid, thx'")).toEqual([
       'gmail.search_email',

@@ -310,7 +310,11 @@ export function rankIntents(
       const viaContext =
         objects.length === 0 &&
         context === tool.name &&
-        (/\b(?:it|them|this|that)\b/.test(clause.canon) || (clause.words.length <= 2 && verbs.includes(firstWord ?? '')));
+        (/\b(?:it|them|this|that)\b/.test(clause.canon) ||
+          (clause.words.length <= 2 &&
+            verbs.includes(firstWord ?? '') &&
+            // Only when the verb names one action of the tool ("reply" after a search of mail; not "post", which several have).
+            Object.values(hints.actions).filter((a) => a.verbs.includes(firstWord ?? '')).length === 1));
       if (h.objects.length > 0 && objects.length === 0 && !phrase && !viaContext) continue;
       if (h.not?.some(has)) continue;
       if (h.existing && addsToExisting(clause.canon, h.existing)) continue;

@@ -66,8 +66,9 @@ export function numbersOf(clause: Clause, state: PlanState): number[] {
     if (e?.kind === 'number') out.push(Number(e.value));
   }
   // "issues 4 and 5": the numbers after the first are bare digits.
-  const more = /\b(?:issues|prs|pull requests|tickets)\s+#?(\d+)((?:\s*(?:,|and|&)\s*#?\d+)+)/i.exec(clause.raw);
-  if (more?.[1] && more[2]) for (const d of [more[1], ...(more[2].match(/\d+/g) ?? [])]) if (!out.includes(Number(d))) out.push(Number(d));
+  const more = /\b(?:issues|prs|pull requests|tickets|bugs)\s+(?:#?(\d+)|⟨\d+⟩)((?:\s*(?:,|and|&)\s*#?\d+)+)/i.exec(clause.raw);
+  if (more?.[2])
+    for (const d of [...(more[1] ? [more[1]] : []), ...(more[2].match(/\d+/g) ?? [])]) if (!out.includes(Number(d))) out.push(Number(d));
   return out;
 }
 

@@ -42,7 +42,7 @@ const ENTITY_PATTERNS: { kind: EntityKind; re: RegExp }[] = [
   { kind: 'repo', re: /(?<![\w./@-])([A-Za-z0-9][A-Za-z0-9_.-]*)\/([A-Za-z0-9_.-]*[A-Za-z_-][A-Za-z0-9_.-]*)(?![\w/])/g },
   {
     kind: 'number',
-    re: /(?:\b(pull request|pr|mr|merge request|issue|ticket|bug|problème|issue|incidencia|problema)\s*(?:number|no\.?|nr\.?|n°|num(?:ber|éro)?)?\s*#?\s*|#)(\d{1,9})\b/giu,
+    re: /(?:\b(pull requests?|prs?|mr|merge request|issues?|tickets?|bugs?|problème|incidencia|problema)\s*(?:number|no\.?|nr\.?|n°|num(?:ber|éro)?)?\s*#?\s*|#)(\d{1,9})\b/giu,
   },
   { kind: 'channel', re: /(?<![\p{L}\p{N}&])#([\p{L}\p{N}][\p{L}\p{N}_.-]*[\p{L}\p{N}_]|[\p{L}\p{N}])/gu },
   { kind: 'user', re: /(?<![\p{L}\p{N}._%+-])@([\p{L}\p{N}][\p{L}\p{N}._-]*[\p{L}\p{N}_]|[\p{L}\p{N}])/gu },
@@ -73,12 +73,13 @@ export function maskEntities(text: string, entities: Entity[]): string {
         if (isZone(value)) return all; // Europe/Berlin is a time zone, not a repository
       }
       if (kind === 'number') {
-        noun = ((m[1] as string | undefined) ?? '').toLowerCase();
+        noun = ((m[1] as string | undefined) ?? '').toLowerCase().replace(/(?<=\w)s$/, '');
         value = m[2] as string;
       }
       if (kind === 'channel' || kind === 'user' || (kind === 'uuid' && typeof m[1] === 'string')) value = m[1] as string;
       entities.push({ kind, value, ...(noun !== undefined ? { noun } : {}) });
-      const lead = kind === 'number' && noun ? `${noun} ` : '';
+      // The noun as written ("issues 4, 5 and 6" keeps its plural for the numbers after it).
+      const lead = kind === 'number' && noun ? `${((m[1] as string | undefined) ?? noun).toLowerCase()} ` : '';
       return `${lead}⟨${entities.length - 1}⟩`;
     });
   }

@@ -177,7 +177,7 @@ function cutFreeTexts(segment: string, quotes: Quote[]): string {
       if (stop) end = Math.min(end, stop.index);
     } else {
       const stop =
-        /,?\s+(?:and|also)\s+(?=(?:post|send|email|create|add|invite|schedule|close|comment|label|merge|reply|share|tell|notify|dm)\b)/iu.exec(
+        /,?\s+(?:and|also)\s+(?=(?:post|send|email|create|add|invite|schedule|close|comment|label|merge|reply|share|tell|notify|dm)\b)|,?\s+(?:but\s+)?(?:don't|dont|do not|never)\s+(?:send|post|publish|share|merge)\b/iu.exec(
           rest,
         );
       if (stop) end = Math.min(end, stop.index);

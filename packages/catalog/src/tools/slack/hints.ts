@@ -23,7 +23,8 @@ const TELL = [
 export const SLACK_HINTS: ToolHints = {
   nouns: ['slack', 'channel', 'channels', 'dm', 'direct message', 'workspace', '@channel'],
   actions: {
-    post_message: { verbs: [...TELL, '^slack'], objects: ['@channel', 'channel'], not: ['dm', 'direct message', 'privately'] },
+    // "… then post 'welcome' there": there is the channel named before.
+    post_message: { verbs: [...TELL, '^slack'], objects: ['@channel', 'channel', 'there'], not: ['dm', 'direct message', 'privately'] },
     // "let Sarah know on Slack …": a person named with Slack and no channel is a direct message.
     send_direct_message: {
       verbs: [...TELL, 'dm', '^slack'],

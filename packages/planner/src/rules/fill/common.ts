@@ -97,11 +97,20 @@ const LEAD_IN = new RegExp(
  */
 export function messageAfterTarget(s: Slots): string | undefined {
   const raw = s.clause.raw.replace(QUOTE, ' ');
-  const targets = [...raw.matchAll(/⟨\d+⟩/g)];
+  // Who it goes to (an address, a handle, a channel) ends the instruction; a link or a number after it is part of the message.
+  const targets = [...raw.matchAll(/⟨(\d+)⟩/g)].filter((m) =>
+    ['email', 'user', 'channel'].includes(s.state.entities[Number(m[1])]?.kind ?? ''),
+  );
   const last = targets[targets.length - 1];
   if (!last || last.index === undefined) return undefined;
   const after = raw
     .slice(last.index + last[0].length)
+    .replace(/⟨(\d+)⟩/g, (_m, i: string) => s.state.entities[Number(i)]?.value ?? ' ')
+    // What is left of a field said in quotes ("with subject 'Docs'") is not the message.
+    .replace(
+      /\s*,?\s*(?:and\s+)?(?:with\s+)?(?:the\s+)?(?:subject(?:\s+line)?|title|body|text|message)\s*:?\s*(?=$|,|\s+(?:and|with)\b)/giu,
+      ' ',
+    )
     // ", don't send it yet": an instruction about the step, not its message.
     .replace(/,?\s+(?:but\s+)?(?:don't|dont|do not|never)\s.*$/iu, '');
   const led = LEAD_IN.test(after);

@@ -111,6 +111,9 @@ function issueNumber(s: Slots, nouns: readonly string[]): number | string | unde
   const last = s.state.steps[s.state.steps.length - 1];
   const before = last?.input['issue_number'] ?? last?.input['pull_number'];
   if (pointsBack(s.clause) && last?.tool === 'github' && typeof before === 'number') return before;
+  // "reopen #44 in acme/web and comment 'regression is back'": a clause naming no issue acts on the one before.
+  if (last?.tool === 'github' && typeof before === 'number' && !entitiesOf(s, 'repo').length && !/\b(?:new|another)\b/.test(s.clause.canon))
+    return before;
   return undefined;
 }
 
