@@ -201,3 +201,27 @@ describe('class 8: the catalog actions people ask for', () => {
     expect(writes('forward the latest email from billing@vendor.io to ap@acme.com')[0]?.input).toMatchObject({ to: ['ap@acme.com'] });
   });
 });
+
+describe('requests that wait, depend or need judgement are refused, questions are read', () => {
+  it.each([
+    'merge PR 12 in acme/api if the tests pass',
+    "post 'deployed' to #eng after the deploy is done",
+    'Fusiona el PR 12 en acme/api si pasan los tests',
+    'Schließe Issue 12 in acme/webapp, wenn die Tests grün sind',
+    'close issue 4 in acme/api unless someone objects',
+    'decide whether to merge PR 4 in acme/api',
+  ])('refuses "%s" with a suggestion', (prompt) => {
+    const o = planWithRules(prompt, { now });
+    expect(o.ok).toBe(false);
+    if (!o.ok) expect(o.refusal.suggestion).not.toBe('');
+  });
+
+  it('reads a question about a condition, and keeps a condition inside a message', () => {
+    expect(actions('see if PR 3 in acme/api is merged')).toEqual(['github.get_pull_request']);
+    expect(actions('chek if im free on friday 10-11am')).toEqual(['google_calendar.check_availability']);
+    expect(steps("post 'deploy at 5 if all goes well' to #eng")[0]?.input).toEqual({
+      channel: 'eng',
+      text: 'deploy at 5 if all goes well',
+    });
+  });
+});

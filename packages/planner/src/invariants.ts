@@ -1,7 +1,7 @@
 import { BUILT_IN_HINTS, findAction, findReferences, hasReference, withoutReferencedFields, type ToolDef } from '@tes/catalog';
 import { compile, compileDynamic, describeErrors } from '@tes/contracts';
 import { customHints, entityKinds, hasTerm, usedAsVerb } from './rules/intents.js';
-import { forbiddenVerbs, refuseSchedule, refuseUpfront } from './rules/refusals.js';
+import { forbiddenVerbs, refuseSchedule, refuseUpfront, refuseWaiting } from './rules/refusals.js';
 import { prepare } from './rules/text.js';
 import type { Refusal, WorkflowStep } from './types.js';
 
@@ -25,6 +25,8 @@ export function checkPlan(prompt: string, steps: readonly WorkflowStep[], tools:
   const said = normalize(prompt);
   const prepared = prepare(prompt);
   const clauses = prepared.segments.flat();
+  const waiting = refuseWaiting(clauses, prepared.lang);
+  if (waiting) return waiting;
   const forbidden = forbiddenVerbs(clauses.map((c) => c.canon).join(' . '), prompt);
   const repeats = /\b(?:times|twice|thrice|again|each|every|all|both|fois|mal|veces|chaque|jede[nr]?|cada)\b|\d+\s*x\b/i.test(prompt);
   const seen = new Set<string>();

@@ -6,7 +6,7 @@ import { planSource, type Missing } from './rules/sources.js';
 import { fillInput } from './rules/fields.js';
 import { ACTION_WORDS, customHints, rankIntents, type Intent, type ToolEntry } from './rules/intents.js';
 import { englishPhrases, SUPPORTED_LANGUAGES, unsupportedLanguage } from './rules/lexicon.js';
-import { forbiddenVerbs, missingInput, noMatch, refuseUpfront } from './rules/refusals.js';
+import { forbiddenVerbs, missingInput, noMatch, refuseUpfront, refuseWaiting } from './rules/refusals.js';
 import { DELIVERIES, POLITE, previousData, repetitions, slotsOf, type PlanState, type StepDraft } from './rules/slots.js';
 import { ENTITY, QUOTE, prepare, setClauseVerbs, toClause, type Clause, type Prepared } from './rules/text.js';
 import { setKnownVerbs, setVocabulary } from './rules/words.js';
@@ -88,6 +88,8 @@ export function planWithRules(prompt: string, options: RulesOptions = {}): PlanO
   const prepared = prepare(prompt);
   const foreign = unsupportedLanguage(instructionText(prepared));
   if (foreign) return refused(unreadLanguage(foreign));
+  const waiting = refuseWaiting(prepared.segments.flat(), prepared.lang);
+  if (waiting) return refused(waiting);
   const state: PlanState = {
     lang: prepared.lang,
     now: options.now ?? new Date(),

@@ -36,6 +36,8 @@ interface LanguageData {
   and_words?: readonly string[];
   /** "for each …" heads a loop. */
   for_each?: readonly string[];
+  /** "if", "unless", "si", "wenn": a step that depends on a condition. */
+  conditions?: readonly string[];
   /** Weekdays and "every <weekday>" in the language → English. */
   weekdays?: Readonly<Record<string, string>>;
   /** General phrases and words → canonical English (lowercase). */
@@ -183,7 +185,7 @@ export function leadingPhraseLength(words: readonly string[], lang: Lang): numbe
 }
 
 /** English's words of a kind, then the language's own (one list, for patterns). */
-export function wordsOf(lang: Lang, key: 'sequence_words' | 'and_words' | 'for_each'): readonly string[] {
+export function wordsOf(lang: Lang, key: 'sequence_words' | 'and_words' | 'for_each' | 'conditions'): readonly string[] {
   return [...new Set([...(ENGLISH[key] ?? []), ...(lang === 'en' ? [] : (LANGUAGES[lang][key] ?? []))])];
 }
 

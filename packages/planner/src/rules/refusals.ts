@@ -1,4 +1,6 @@
 import type { Refusal } from '../types.js';
+import { wordsOf, type Lang } from './lexicon.js';
+import type { Clause } from './text.js';
 
 /**
  * Requests the planner refuses before planning, and the words of every refusal: what was not
@@ -27,8 +29,12 @@ const CONDITIONAL =
 const INJECTION =
   /\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions?|prompts?|rules?|messages?)\b|\bsystem\s+(?:override|prompt|message|instruction)s?\b|\byou\s+are\s+now\b|\bdeveloper\s+mode\b|\bjailbreak\b|\bnew\s+instructions?\s*:|<\/?(?:system|assistant|tool)>|\bact\s+as\s+(?:an?\s+)?(?:admin|root|system)\b|\bignore\s+(?:the\s+)?(?:user|request|above)\b|\b[a-z]+__[a-z_]+\b|\bpretend\s+(?:to\s+be|you)\b/i;
 
+/** "merge PR 12 if the tests pass", "post to #eng after the deploy is done": a step that waits on what has not happened. */
+const WAITS_ON =
+  /\b(?:only\s+)?(?:if|unless|provided(?:\s+that)?|as\s+long\s+as|once|after|when|as\s+soon\s+as)\s+(?:the\s+|its\s+|their\s+|all\s+)?(?:tests?|builds?|ci|checks?|pipeline|deploy(?:ment)?|release|review(?:er)?s?|qa|it|they|this|that|he|she|someone|anyone|[\w-]+)\b[^.?!;]*?\b(?:pass(?:es|ed)?|succeed(?:s|ed)?|fail(?:s|ed)?|is\s+green|goes\s+green|turns?\s+green|(?:is|are|gets?|get)\s+(?:approved|merged|done|finished|ready|deployed|released|shipped)|approves?|finish(?:es)?|completes?|signs?\s+off|lands?|looks?\s+good|replies|responds|answers)\b/i;
+
 const NEEDS_MODEL =
-  /\b(?:summari[sz]e|summari[sz]ing|summary|summaries|tl;?dr|recap|digest|translate|translation|rewrite|rephrase|paraphrase|proofread|analy[sz]e|sentiment|classify|categori[sz]e|brainstorm|fasse\s+(?:\S+\s+){0,8}zusammen|complain(?:ing|ts?)?|sentiment|mood|vibe|résume|résumer|résumé|zusammenfass\w*|resume|resumen|resumir|traduis|übersetze|traduce)\b/i;
+  /\b(?:decide|deciding|judge|assess|evaluate|prioriti[sz]e|whichever|most\s+important|best\s+one|summari[sz]e|summari[sz]ing|summary|summaries|tl;?dr|recap|digest|translate|translation|rewrite|rephrase|paraphrase|proofread|analy[sz]e|sentiment|classify|categori[sz]e|brainstorm|fasse\s+(?:\S+\s+){0,8}zusammen|complain(?:ing|ts?)?|sentiment|mood|vibe|résume|résumer|résumé|zusammenfass\w*|resume|resumen|resumir|traduis|übersetze|traduce)\b/i;
 
 const OTHER_SERVICES: Record<string, string> = {
   jira: 'Jira',
@@ -258,5 +264,54 @@ export function missingInput(missing: { step: number; tool: string; action: stri
     message: `The request is missing ${fields.join('; and ')}${first ? ` (for ${first.tool}.${first.action})` : ''}.`,
     suggestion: `Say ${fields.join(', and ')} in the prompt.`,
     missing: missing.map((m) => `step ${m.step} (${m.tool}.${m.action}): ${m.field}`),
+  };
+}
+
+const conditionPatterns = new Map<Lang, RegExp>();
+/**
+ * A condition word inside an instruction: not in a question or a request to check ("check if I'm
+ * free", "ask #eng if anyone can review", "tell me whether …"), nor "if needed" / "if possible".
+ */
+function conditionPattern(lang: Lang): RegExp {
+  let re = conditionPatterns.get(lang);
+  if (!re) {
+    const words = wordsOf(lang, 'conditions')
+      .map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/ /g, '\\s+'))
+      .join('|');
+    re = new RegExp(
+      `^(?!\\s*(?:please\\s+)?(?:can you\\s+)?(?:check|see|ask|find out|know|tell me|let me know|is|am|are|do|does|did|verify|confirm|look)\\b)(?!.*\\b(?:check|see|ask|whether|know|wonder|saying|say|that)\\s+(?:\\S+\\s+){0,3}?(?:${words})\\b).*\\b(?:${words})\\s+(?!(?:so|not|needed|necessary|possible|you can|you could|any|applicable)\\b)\\S`,
+      'iu',
+    );
+    conditionPatterns.set(lang, re);
+  }
+  return re;
+}
+
+/**
+ * A clause that waits on what has not happened ("merge PR 12 if the tests pass"), read in the
+ * instruction only: a quoted or cut-out message and a statement of intention ("LGTM, I'll merge
+ * after CI passes") are not instructions.
+ */
+export function refuseWaiting(clauses: readonly Clause[], lang: Lang): Refusal | undefined {
+  const conditions = conditionPattern(lang);
+  const waiting = clauses.find((clause) => {
+    const c = clause.canon.replace(/⟦\d+⟧/g, ' ');
+    // "see if PR 3 is merged", "check whether the build passed": a question, not a wait.
+    const asks =
+      /^\s*(?:please\s+)?(?:can you\s+)?(?:check|see|ask|find out|know|tell me|let me know|verify|confirm|look)\b|\b(?:check|see|ask|whether|know|wonder)\s+(?:\S+\s+){0,3}?(?:if|when)\b/.test(
+        c,
+      );
+    if (!asks && WAITS_ON.test(c) && !/^\s*when\s+(?:is|are|was|were|will|do|does|did)\b/.test(c)) return true;
+    // "merge PR 12 if the tests pass", "fusiona el PR 12 si pasan los tests": an instruction under a condition.
+    const raw = clause.raw.toLowerCase().replace(/⟦\d+⟧/g, ' ');
+    // English is read in its corrected form ("chek if im free"); another language in its own words too.
+    return !clause.stated && (conditions.test(c) || (lang !== 'en' && conditions.test(raw)));
+  });
+  if (!waiting) return undefined;
+  return {
+    code: 'unsupported_request',
+    message:
+      'The request waits on something that has not happened yet ("if the tests pass", "after the deploy is done"); the service runs a request now, every step of it.',
+    suggestion: 'Create the task when it has happened (for example from your own webhook handler), e.g. "Merge PR 12 in acme/api"',
   };
 }
