@@ -192,6 +192,7 @@ describe('custom tools: register, plan, consent at their own provider, run, dele
             missing: [],
           },
         ],
+        derived: [],
       },
     });
     expect(await auth.githubCalls()).toHaveLength(calls);

@@ -120,6 +120,21 @@ describe('engine end to end', () => {
           { tool: 'slack', action: 'post_message', input: { channel: 'eng', text: 'Standup in 5' }, side_effect: 'write', missing: [] },
           { tool: 'slack', action: 'post_message', input: { channel: 'ops', text: 'Standup in 5' }, side_effect: 'write', missing: [] },
         ],
+        derived: [],
+      },
+    });
+  });
+
+  it("previews the values it derived rather than read: a subject from the message, said in the user's words", async () => {
+    const created = await create({ prompt: 'email lee@x.io that the deck is ready', user_id: 'user_e2e', mode: 'test' });
+    const done = await settled(created.json.id);
+    expect(done.result).toMatchObject({
+      preview: {
+        tool: 'gmail',
+        steps: [
+          { tool: 'gmail', action: 'send_email', input: { to: ['lee@x.io'], subject: 'The deck is ready', body: 'the deck is ready' } },
+        ],
+        derived: [expect.stringMatching(/^step 0 body: /), expect.stringMatching(/^step 0 subject: "The deck is ready"/)],
       },
     });
   });

@@ -263,7 +263,11 @@ describe('task writer (real broker and database)', () => {
       return t?.status === 'complete' ? t : undefined;
     });
     expect(done.result).toEqual({
-      preview: { tool: 'text', steps: [{ tool: 'text', action: 'uppercase', input: { text: 'abc' }, side_effect: 'read', missing: [] }] },
+      preview: {
+        tool: 'text',
+        steps: [{ tool: 'text', action: 'uppercase', input: { text: 'abc' }, side_effect: 'read', missing: [] }],
+        derived: [],
+      },
     });
     expect(steps.some((s) => s.task_id === reply.task.id)).toBe(false);
   });
@@ -620,6 +624,7 @@ describe('task writer (real broker and database)', () => {
         preview: {
           tool: 'acme_crm',
           steps: [{ tool: 'acme_crm', action: 'list_contacts', input: { limit: 3 }, side_effect: 'read', missing: [] }],
+          derived: [],
         },
       });
 
