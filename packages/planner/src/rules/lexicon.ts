@@ -7,6 +7,7 @@
  * parses them with its own locale of the language.
  */
 import { BUILT_IN_LANGUAGES } from '@tes/catalog';
+import { DICTIONARY } from './dictionary.js';
 import de from '../language/de.json' with { type: 'json' };
 import en from '../language/en.json' with { type: 'json' };
 import es from '../language/es.json' with { type: 'json' };
@@ -101,7 +102,8 @@ const OWN_WORDS = Object.fromEntries(
     lang,
     new Set(
       Object.entries(TABLES[lang])
-        .filter(([k, v]) => !k.includes(' ') && k !== v && !COMMON_ENGLISH.has(k))
+        // A common English word ("a", "come") decides nothing either.
+        .filter(([k, v]) => !k.includes(' ') && k !== v && !COMMON_ENGLISH.has(k) && !DICTIONARY.has(k))
         .map(([k]) => k),
     ),
   ]),

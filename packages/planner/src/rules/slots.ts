@@ -52,7 +52,7 @@ const DATE_WORDS =
 
 /** "tomorow at 3" → "tomorrow at 3": misspelt date words corrected for the date parser, nothing else touched. */
 function fixDateWords(text: string): string {
-  return text.replace(/[\p{L}]{3,}/gu, (w) => {
+  return text.replace(/[\p{L}\d]{3,}/gu, (w) => {
     const fixed = correctWord(w.toLowerCase());
     return fixed !== w.toLowerCase() && DATE_WORDS.test(fixed) ? fixed : w;
   });

@@ -96,7 +96,12 @@ export function prepare(prompt: string): Prepared {
     quotes.push({ text: block[2].trim(), role: 'colon' });
     masked = `${block[1]}: ⟦${quotes.length - 1}⟧`;
   }
-  const lang = detectLanguage(masked.toLowerCase().split(/[^\p{L}]+/u));
+  // The language of the words, not of addresses and links ("ops@acme.io" holds Italian "io").
+  const words = masked
+    .replace(/\S+@\S+|https?:\/\/\S+|[#@]\S+|\b[\w.-]+\/[\w.-]+\b/gu, ' ')
+    .toLowerCase()
+    .split(/[^\p{L}]+/u);
+  const lang = detectLanguage(words);
   const segments: Clause[][] = [];
   for (const seg of masked.split(segmentSplit(lang))) {
     const cleaned = cleanEdges(seg);

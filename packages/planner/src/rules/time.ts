@@ -42,7 +42,7 @@ const CITY_ZONES: ReadonlyMap<string, string> = new Map([
   ...Intl.supportedValuesOf('timeZone')
     .filter((z) => z.includes('/') && !ZONES.excluded_regions.some((r) => z.startsWith(`${r}/`)))
     .map((z) => [(z.split('/').pop() ?? z).replace(/_/g, ' ').toLowerCase(), z] as const),
-  ...Object.entries(ZONES.cities),
+  ...Object.entries(ZONES.cities).map(([city, zone]) => [city.normalize('NFD').replace(/\p{M}/gu, ''), zone] as const),
 ]);
 const LONGEST_CITY = Math.max(...[...CITY_ZONES.keys()].map((c) => c.split(' ').length));
 const ZONE_WORDS = new Set(ZONES.zone_words);
@@ -79,7 +79,8 @@ function cityZone(text: string): { zone: string; span: string } | undefined {
     for (let k = Math.min(LONGEST_CITY, tokens.length - i); k >= 1; k--) {
       const words = tokens.slice(i, i + k);
       const said = words.map((t) => t.word).join(' ');
-      const key = said.toLowerCase();
+      // "São Paulo" is the zone data's "Sao Paulo".
+      const key = said.toLowerCase().normalize('NFD').replace(/\p{M}/gu, '');
       const zone = CITY_ZONES.get(key) ?? CITY_ZONES.get(key.replace(/(?:se|er|s)$/u, ''));
       if (!zone || (key === 'la' && said !== 'LA')) continue;
       const before = tokens.slice(Math.max(0, i - 3), i).map((t) => t.word.toLowerCase());
@@ -97,6 +98,11 @@ function cityZone(text: string): { zone: string; span: string } | undefined {
     }
   }
   return undefined;
+}
+
+/** A word or name of a city the zone data knows ("Paris", "São Paulo"): a place, not an event's name. */
+export function isCity(word: string): boolean {
+  return CITY_ZONES.has(word.toLowerCase().normalize('NFD').replace(/\p{M}/gu, ''));
 }
 
 export function findZone(text: string): { zone: string; span: string } | undefined {

