@@ -218,12 +218,17 @@ describe('free text, names and chains', () => {
     expect(refusal("Post today's weather to #random").code).toBe('missing_input');
   });
 
-  it('chains a create, its labels, its assignee and its link posted to Slack (a #channel is never a GitHub comment)', () => {
+  it('chains a create with its labels, its assignee and its link posted to Slack (a #channel is never a GitHub comment)', () => {
     expect(
       actions(
         'Open a GitHub issue in acme-corp/billing-service titled "Invoice PDF export fails", label it "bug" and "priority-high", assign it to @dlinares, then post the issue link in #billing-eng on Slack.',
       ),
-    ).toEqual(['github.create_issue', 'github.add_labels', 'github.update_issue', 'slack.post_message']);
+    ).toEqual(['github.create_issue', 'github.update_issue', 'slack.post_message']);
+    // "label it …" right after the create: the issue is created with its labels, in one write.
+    expect(
+      steps('Open a GitHub issue in acme-corp/billing-service titled "Invoice PDF export fails", label it "bug" and "priority-high"')[0]
+        ?.input,
+    ).toMatchObject({ labels: ['bug', 'priority-high'] });
   });
 
   it('posts to each channel named', () => {

@@ -1,4 +1,4 @@
-import { BUILT_IN_HINTS, BUILT_IN_TOOLS, findTool, type ToolDef } from '@tes/catalog';
+import { BUILT_IN_HINTS, BUILT_IN_TOOLS, findAction, findTool, type ToolDef } from '@tes/catalog';
 import { checkPlan } from './invariants.js';
 import { MAX_PLANNED_STEPS } from './rules/limits.js';
 import { channelsOf, forEach, ITEM_FIELDS, numberLoop, numbersOf, type Each } from './rules/loops.js';
@@ -110,7 +110,10 @@ export function planWithRules(prompt: string, options: RulesOptions = {}): PlanO
   const clauses = prepared.segments.flat();
   if (clauses.length > 0 && clauses.every((c) => c.stated || isNegated(c))) return refused(statedOnly(prompt));
   for (const clause of clauses) {
-    if (isNegated(clause)) continue;
+    if (isNegated(clause)) {
+      amendNegated(clause, state);
+      continue;
+    }
     // "We won't fix it": a statement asks nothing, but may say a detail of the step before (the reason).
     if (clause.stated) {
       amendsPrevious(clause, prepared, state, missing);
@@ -156,6 +159,16 @@ function statedOnly(prompt: string): Refusal {
 
 function refused(refusal: Refusal): PlanOutcome {
   return { ok: false, refusal: { ...refusal, planner: { name: 'rules' } } };
+}
+
+/** "…, and don't send them a cancellation notice": a detail of the step before, said as a negation. */
+function amendNegated(clause: Clause, state: PlanState): void {
+  const last = state.steps[state.steps.length - 1];
+  if (
+    last?.action === 'delete_event' &&
+    /\b(?:notify|notice|notification|email|emails|mail|tell|cancellation|invite|invites|attendees|them)\b/.test(clause.canon)
+  )
+    last.input['notify_attendees'] = false;
 }
 
 function isNegated(clause: Clause): boolean {
@@ -284,9 +297,26 @@ function planClause(clause: Clause, p: Planning): Refusal | undefined {
 function amendsPrevious(clause: Clause, prepared: Prepared, state: PlanState, missing: Planning['missing']): boolean {
   const last = state.steps[state.steps.length - 1];
   if (!last) return false;
+  // "open a bug in X: … label it bug and p1": labels of the issue being created.
+  const labelIt = /^(?:and\s+)?(?:label|tag|mark)\s+it\s+(?:as\s+|with\s+)?(.+)$/i.exec(clause.raw.trim());
+  if (labelIt?.[1] && last.action === 'create_issue' && last.input['labels'] === undefined) {
+    const quoted = [...labelIt[1].matchAll(QUOTE)].map((m) => prepared.quotes[Number(m[1])]?.text).filter((t): t is string => !!t);
+    const labels = quoted.length
+      ? quoted
+      : labelIt[1]
+          .split(/\s*(?:,|\band\b|&)\s*/)
+          .map((w) => w.trim())
+          .filter((w) => /^[\p{L}\p{N}_:.-]+$/u.test(w));
+    if (labels.length) {
+      last.input['labels'] = labels;
+      return true;
+    }
+  }
   // "…, call it board-prep": the name of what the step before creates.
-  const named = /^(?:and\s+)?(?:call|name|title)\s+it\s+#?([\p{L}\p{N}_.-]+)$/iu.exec(clause.raw.trim());
-  const field = ['name', 'title', 'summary'].find((f) => f in last.input || (f === 'name' && last.action.startsWith('create_')));
+  const namedRaw = /^(?:and\s+)?(?:call|name|title)\s+it\s+(?:#?([\p{L}\p{N}_.-]+)|⟦(\d+)⟧)$/iu.exec(clause.raw.trim());
+  const named = namedRaw && [namedRaw[0], namedRaw[1] ?? prepared.quotes[Number(namedRaw[2])]?.text];
+  const props = (findAction(last.tool, last.action)?.input as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+  const field = ['summary', 'title', 'name'].find((f) => f in props);
   if (named?.[1] && field && /^create_/.test(last.action)) {
     last.input[field] = field === 'name' && last.tool === 'slack' ? named[1].toLowerCase() : named[1];
     if (last.tool === 'slack') state.channel = named[1].toLowerCase();

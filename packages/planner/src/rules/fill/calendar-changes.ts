@@ -98,7 +98,11 @@ export const CALENDAR_CHANGE_FILLS: Record<string, Fill> = {
   },
   'google_calendar.delete_event': (s, put, add) => {
     put('event_id', findEvent(s, add, s.when));
-    if (/\b(?:without|don't|do not|no)\s+(?:telling|notifying|notify|tell|emailing)\b|\bquietly\b|\bsilently\b/i.test(s.clause.canon))
+    if (
+      /\b(?:without|don't|do not|no|not)\s+(?:telling|notifying|notify|tell|emailing|sending|send)\b|\bquietly\b|\bsilently\b|\bno\s+(?:cancellation|notification|notice)/i.test(
+        s.clause.canon,
+      )
+    )
       put('notify_attendees', false);
   },
   'google_calendar.create_all_day_event': (s, put) => {

@@ -39,7 +39,8 @@ export const SLACK_FILLS: Record<string, Fill> = {
       : /\bchannel\s+(?:for|about)\s+(?:the\s+|our\s+|a\s+|my\s+)?([\p{L}\p{N}][\p{L}\p{N}_-]*(?:\s+[\p{L}\p{N}][\p{L}\p{N}_-]*){0,3}?)(?=\s+(?:and|with|to|then|in|on|please|asap|stuff)\b|[,.;!?]|$)/iu.exec(
           bare,
         )?.[1];
-    const said = name ?? purpose;
+    // "called offsite-2026 for the planning stuff": the name stops where its purpose starts.
+    const said = name?.split(/\s+(?:for|about|with|to|so|because|where|which)\b/i)[0] ?? name ?? purpose;
     if (said && !/^(?:for|called|named|in|on|with|the)$/i.test(said)) {
       const slug = said
         .replace(/^#/, '')
