@@ -69,7 +69,8 @@ export function checkPlan(prompt: string, steps: readonly WorkflowStep[], tools:
       const fromStep = findReferences(step.input).length > 0 && /\b(?:each|every|them|it|all)\b/.test(clause.canon);
       // "… and reply 'paid'": a short clause led by the verb acts on what a step of the same tool found.
       const onBefore = toolsBefore.has(step.tool) && (/\b(?:it|them|this|that)\b/.test(clause.canon) || clause.words.length <= 2);
-      const object = hints.objects.some(has) || fromStep || onBefore;
+      const phrase = hints.phrases?.some((p) => ` ${clause.phrase} `.includes(` ${p} `)) ?? false;
+      const object = hints.objects.some(has) || fromStep || onBefore || phrase;
       return verb && object && !(hints.not ?? []).some(has);
     });
     if (!asked)

@@ -297,6 +297,34 @@ function planClause(clause: Clause, p: Planning): Refusal | undefined {
 function amendsPrevious(clause: Clause, prepared: Prepared, state: PlanState, missing: Planning['missing']): boolean {
   const last = state.steps[state.steps.length - 1];
   if (!last) return false;
+  // "… and also send it to the channel": a thread reply shown in the channel too.
+  if (
+    last.action === 'reply_in_thread' &&
+    /^(?:and\s+)?(?:also\s+)?(?:send|post|share|show)\s+it\s+(?:to|in)\s+the\s+channel\b/i.test(clause.raw.trim())
+  ) {
+    last.input['also_send_to_channel'] = true;
+    return true;
+  }
+  // "… and copy teamlead@acme.io": more recipients in copy of the email before.
+  const copy = /^(?:and\s+)?(?:copy|cc|cc'?ing)\s+((?:⟨\d+⟩(?:\s*(?:,|and|&)\s*)?)+)(?:,?\s+with\s+the\s+note\s+⟦(\d+)⟧)?\s*$/i.exec(
+    clause.raw.trim(),
+  );
+  if (copy?.[1] && last.tool === 'gmail' && /^(?:send_email|forward_email|create_draft)$/.test(last.action)) {
+    const cc = [...copy[1].matchAll(/⟨(\d+)⟩/g)].map((m) => prepared.entities[Number(m[1])]).filter((e) => e?.kind === 'email');
+    if (cc.length) {
+      last.input['cc'] = [...((last.input['cc'] as string[] | undefined) ?? []), ...cc.map((e) => e?.value ?? '')];
+      if (copy[2] && last.action === 'forward_email') last.input['note'] = prepared.quotes[Number(copy[2])]?.text;
+      return true;
+    }
+  }
+  // "email rob@x.io, subject '…', tell him the payment went out": the message of that email.
+  const tell = /^(?:and\s+)?(?:tell|let)\s+(?:him|her|them)(?:\s+know)?(?:\s+that)?\s*⟦(\d+)⟧$/i.exec(clause.raw.trim());
+  if (tell?.[1] && last.tool === 'gmail' && /^(?:send_email|create_draft)$/.test(last.action) && last.input['body'] === undefined) {
+    last.input['body'] = prepared.quotes[Number(tell[1])]?.text;
+    for (let i = missing.length - 1; i >= 0; i--)
+      if (missing[i]?.step === state.steps.length - 1 && missing[i]?.field === 'body') missing.splice(i, 1);
+    return true;
+  }
   // "open a bug in X: … label it bug and p1": labels of the issue being created.
   const labelIt = /^(?:and\s+)?(?:label|tag|mark)\s+it\s+(?:as\s+|with\s+)?(.+)$/i.exec(clause.raw.trim());
   if (labelIt?.[1] && last.action === 'create_issue' && last.input['labels'] === undefined) {

@@ -76,7 +76,11 @@ function segmentSplit(lang: Lang): RegExp {
     const single = words.filter((w) => !phrases.includes(w));
     const and = escapeAll(wordsOf(lang, 'and_words'));
     const loose = single.length ? `|(?:,|\\s+(?:${and}))\\s+(?:${escapeAll(single)})\\b,?` : '';
-    re = new RegExp(`\\s*(?:;|\\n+|,?\\s+(?:${escapeAll(phrases)})\\b,?${loose}|(?<=[.!?])\\s+(?=[\\p{Lu}⟦⟨¿¡]))\\s*`, 'iu');
+    // "…, see you then": a "then" that ends the prompt separates nothing.
+    re = new RegExp(
+      `\\s*(?:;|\\n+|,?\\s+(?:${escapeAll(phrases)})\\b(?=[\\s,]*[\\p{L}\\p{N}⟦⟨#@])(?![\\s,]*$),?${loose}|(?<=[.!?])\\s+(?=[\\p{Lu}⟦⟨¿¡]))\\s*`,
+      'iu',
+    );
     segmentSplits.set(lang, re);
   }
   return re;

@@ -16,6 +16,7 @@ export const GMAIL_HINTS: ToolHints = {
     },
     reply_to_email: {
       verbs: ['reply', 'respond', 'answer', 'write'],
+      phrases: ['reply all', 'reply-all', 'reply to all'],
       objects: ['email', 'mail', 'message', 'thread', '@email'],
       // A #channel or Slack named: a thread of Slack, not an email.
       not: ['draft', 'comment', 'issue', 'pr', 'pull request', '@channel', 'slack'],

@@ -22,6 +22,9 @@ function plainText(s: Slots): string {
 
 /** The event the clause names: a listing around its time (or day), by its title when given. */
 function findEvent(s: Slots, add: Add, when: When | undefined): string | undefined {
+  // "event 7k2m9q0abcd": an event id said as it is (Google's are letters a-v and digits).
+  const id = /\b(?:event|evento|événement|termin|evento|gebeurtenis|afspraak)\s+(?:id\s+)?([a-v0-9_]{5,1024})\b/i.exec(s.clause.raw)?.[1];
+  if (id && /\d/.test(id)) return id;
   const title = takeQuote(s, ['title', 'quoted']) ?? KIND.exec(plainText(s))?.[1];
   if (!title && !when?.hasTime) return undefined;
   const input: Record<string, unknown> = { limit: 1 };

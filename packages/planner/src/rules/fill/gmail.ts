@@ -12,6 +12,7 @@ import {
   type StepDraft,
 } from '../slots.js';
 import { QUOTE } from '../text.js';
+import { messageId } from './messages.js';
 import { capitalize, derive, messageAfterTarget, textOrBack, type Fill, type Put } from './common.js';
 
 /** Per action: what each of its fields comes from. */
@@ -21,7 +22,7 @@ export const GMAIL_FILLS: Record<string, Fill> = {
   'gmail.reply_to_email': (s, put, add) => {
     put('body', textOrBack(s, ['body', 'colon'], ['reply', 'respond', 'answer', 'write'], { leftover: false }));
     if (/\breply[- ]all\b|\breply to (?:all|everyone)\b/.test(s.clause.canon)) put('reply_all', true);
-    const id = /\b(?:email|message|mail|thread)\s+(?:id\s+)?([0-9a-f]{12,24})\b/i.exec(s.clause.raw)?.[1];
+    const id = /\b(?:email|message|mail|thread)\s+(?:id\s+)?([0-9a-f]{12,24})\b/i.exec(s.clause.raw)?.[1] ?? messageId(s);
     if (id) return put('message_id', id);
     const prev = previousData(s.state);
     if (prev && `${prev.step.tool}.${prev.step.action}` === 'gmail.search_email') return put('message_id', ref(prev.index, 'items.0.id'));
@@ -84,7 +85,7 @@ export const GMAIL_FILLS: Record<string, Fill> = {
   },
 };
 
-function emails(s: Slots): { to: string[]; cc: string[] } {
+export function emails(s: Slots): { to: string[]; cc: string[] } {
   const raw = s.clause.raw;
   const to: string[] = [];
   const cc: string[] = [];

@@ -1,6 +1,7 @@
 import { ref } from '@tes/catalog';
 import { entitiesOf, previousData, quoteAfter, takeQuote, type Slots } from '../slots.js';
 import { QUOTE } from '../text.js';
+import { emails } from './gmail.js';
 import { channelName } from './slack.js';
 import { textOrBack, type Add, type Fill } from './common.js';
 
@@ -12,6 +13,9 @@ import { textOrBack, type Add, type Fill } from './common.js';
 
 /** The post a thread reply answers: one the step before found, else the channel's latest post. */
 function threadOf(s: Slots, add: Add, channel: string | undefined): string | undefined {
+  // "thread 1772611200.004500": a message's ts, as Slack writes it.
+  const ts = /\b(\d{10}\.\d{3,6})\b/.exec(s.clause.raw)?.[1];
+  if (ts) return ts;
   const prev = previousData(s.state);
   const key = prev ? `${prev.step.tool}.${prev.step.action}` : '';
   if (prev && (key === 'slack.list_messages' || key === 'slack.search_messages')) return ref(prev.index, 'items.0.ts');
@@ -36,6 +40,8 @@ function slackQuery(s: Slots): string | undefined {
 
 /** The email forwarded: one the step before found, else the latest one from the sender named. */
 function forwardedEmail(s: Slots, add: Add, from: string | undefined): string | undefined {
+  const id = messageId(s);
+  if (id) return id;
   const prev = previousData(s.state);
   if (prev && `${prev.step.tool}.${prev.step.action}` === 'gmail.search_email') return ref(prev.index, 'items.0.id');
   const subject = quoteAfter(s, /\b(?:subject|titled|called|about)/);
@@ -58,11 +64,16 @@ export const MESSAGE_FILLS: Record<string, Fill> = {
     const raw = s.clause.raw;
     const from = /\bfrom\s+⟨(\d+)⟩/.exec(raw)?.[1] ?? /⟨(\d+)⟩['’]s\b/.exec(raw)?.[1];
     const sender = from ? s.state.entities[Number(from)]?.value : /\bfrom\s+([\p{L}][\p{L}\p{N}.-]+)/u.exec(raw.replace(QUOTE, ' '))?.[1];
-    const to = entitiesOf(s, 'email')
-      .map((e) => e.value)
-      .filter((v) => v !== sender);
+    const { to: all, cc } = emails(s);
+    const to = all.filter((v) => v !== sender);
     put('message_id', forwardedEmail(s, add, sender));
     put('to', to.length > 0 ? to : undefined);
+    put('cc', cc.length > 0 ? cc : undefined);
     put('note', takeQuote(s, ['body', 'colon'], { anyQuoted: false }));
   },
 };
+
+/** "message 18c2f0a9d1e4b7aa", "reply all on 18d00aa1f2c3b4e5": a Gmail message id (hex) said as it is. */
+export function messageId(s: Slots): string | undefined {
+  return /(?<![\w/.-])([0-9a-f]{16})(?![\w/.-])/i.exec(s.clause.raw.replace(QUOTE, ' '))?.[1];
+}
