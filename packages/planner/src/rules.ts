@@ -54,14 +54,15 @@ function catalogOf(tools: readonly ToolDef[]): ToolEntry[] {
     entries.flatMap(({ hints }) => Object.values(hints.actions).flatMap((a) => a.verbs.map((v) => v.replace(/^\^/, '')))),
   );
   // A phrase of the English data that stands for a verb ("paste its body into" → "append its body to") starts a clause as the verb does.
-  const phraseVerbs = englishPhrases()
-    .filter(
-      ([phrase, canonical]) =>
-        phrase.includes(' ') && hintVerbs.has(canonical.split(' ')[0] ?? '') && !NOT_VERBS.has(phrase.split(' ')[0] ?? ''),
-    )
-    .map(([phrase]) => phrase);
+  const hintNouns = new Set(entries.flatMap(({ hints }) => [...hints.nouns, ...Object.values(hints.actions).flatMap((a) => a.objects)]));
+  const verbPhrases = englishPhrases().filter(
+    ([phrase, canonical]) => hintVerbs.has(canonical.split(' ')[0] ?? '') && !NOT_VERBS.has(phrase.split(' ')[0] ?? ''),
+  );
+  const phraseVerbs = verbPhrases.filter(([phrase]) => phrase.includes(' ')).map(([phrase]) => phrase);
+  // One word of the data that stands for a verb ("paste", "nudge") starts a clause as a verb does, unless it names a thing.
+  const wordVerbs = verbPhrases.filter(([phrase]) => !phrase.includes(' ') && !hintNouns.has(phrase)).map(([phrase]) => phrase);
   // A verb no action has ("pin", "star") starts a clause too, so that it is refused, never dropped.
-  setClauseVerbs([...hintVerbs, ...ACTION_WORDS], phraseVerbs);
+  setClauseVerbs([...hintVerbs, ...wordVerbs, ...ACTION_WORDS], phraseVerbs);
   setKnownVerbs(ACTION_WORDS);
   applied = entries;
   return entries;

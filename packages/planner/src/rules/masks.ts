@@ -44,6 +44,11 @@ const ENTITY_PATTERNS: { kind: EntityKind; re: RegExp }[] = [
     kind: 'number',
     re: /(?:\b(pull requests?|prs?|mr|merge request|issues?|tickets?|bugs?|problème|incidencia|problema)\s*(?:number|no\.?|nr\.?|n°|num(?:ber|éro)?)?\s*#?\s*|#)(\d{1,9})\b/giu,
   },
+  // "close 19 on hollow/site": a bare number right after a verb that acts on an issue or a pull request.
+  {
+    kind: 'number',
+    re: /(?<=\b(?:close|reopen|merge|label|tag|assign|comment on|squash-merge|approve|triage)\s+)()(\d{1,7})\b(?=\s+(?:on|in|of|at|from)\b)/giu,
+  },
   { kind: 'channel', re: /(?<![\p{L}\p{N}&])#([\p{L}\p{N}][\p{L}\p{N}_.-]*[\p{L}\p{N}_]|[\p{L}\p{N}])/gu },
   { kind: 'user', re: /(?<![\p{L}\p{N}._%+-])@([\p{L}\p{N}][\p{L}\p{N}._-]*[\p{L}\p{N}_]|[\p{L}\p{N}])/gu },
   // Slack ids: users U…/W…, channels C…/G… (upper case letters and digits).

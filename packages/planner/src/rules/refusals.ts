@@ -24,7 +24,7 @@ const TRIGGER =
 
 /** "if so", "if not", "otherwise", "only if": a step that depends on what an earlier one finds. */
 const CONDITIONAL =
-  /\b(?:if so|if not|if yes|if no|if it is,|if (?:i am|i'm|it is|it's) (?:free|available|busy|not)\b[^.?!]*?\b(?:then|book|schedule|post|send|create|email)|otherwise|only if|unless|in that case|si c'est le cas|sinon|falls ja|ansonsten|si es así|si no)\b/i;
+  /\b(?:if so|if not|if yes|if no|if it is,|(?<!\b(?:check|see|ask|know|whether)\s+)if (?:i am|i'm|it is|it's) (?:free|available|busy|not)\b[^.?!]*?\b(?:then|book|schedule|post|send|create|email)|otherwise|only if|unless|in that case|si c'est le cas|sinon|falls ja|ansonsten|si es así|si no)\b/i;
 
 const INJECTION =
   /\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions?|prompts?|rules?|messages?)\b|\bsystem\s+(?:override|prompt|message|instruction)s?\b|\byou\s+are\s+now\b|\bdeveloper\s+mode\b|\bjailbreak\b|\bnew\s+instructions?\s*:|<\/?(?:system|assistant|tool)>|\bact\s+as\s+(?:an?\s+)?(?:admin|root|system)\b|\bignore\s+(?:the\s+)?(?:user|request|above)\b|\b[a-z]+__[a-z_]+\b|\bpretend\s+(?:to\s+be|you)\b/i;

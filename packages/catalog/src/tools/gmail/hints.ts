@@ -7,7 +7,20 @@ export const GMAIL_HINTS: ToolHints = {
       verbs: ['send', 'email', 'mail', 'shoot', 'drop'],
       objects: ['email', 'mail', 'message', 'note', '@email'],
       // A #channel, a DM or Slack named: the message is not an email.
-      not: ['draft', 'drafts', 'compose', 'prepare', 'reply', 'respond', '@channel', 'dm', 'direct message', 'privately', 'slack'],
+      not: [
+        'draft',
+        'drafts',
+        'compose',
+        'prepare',
+        'reply',
+        'respond',
+        '@channel',
+        'channel',
+        'dm',
+        'direct message',
+        'privately',
+        'slack',
+      ],
     },
     create_draft: {
       verbs: ['draft', 'compose', 'prepare', 'write', 'create', 'save', 'start'],

@@ -79,6 +79,16 @@ function dayRange(s: Slots): { start: string; end?: string } | undefined {
       return { start: start.toISODate() ?? '', end: start.set({ day: last }).toISODate() ?? '' };
     }
   }
+  // "from 16 March until 20 March", "march 9 through march 13": each side a day.
+  const sides = /\b(?:from\s+)?(.{3,30}?)\s+(?:to|until|till|through|thru|-|–)\s+(.{3,30}?)(?=\s+(?:and|for|as|,)|[,.]|$)/i.exec(text);
+  if (sides?.[1] && sides[2]) {
+    const a = parseWhen(sides[1], s.state.lang, s.state.now);
+    const b = parseWhen(sides[2], s.state.lang, s.state.now);
+    if (a?.start && b?.start && !a.hasTime && !b.hasTime) {
+      const [first, last] = [DateTime.fromISO(a.start, { setZone: true }), DateTime.fromISO(b.start, { setZone: true })];
+      if (last >= first) return { start: first.toISODate() ?? '', end: last.toISODate() ?? '' };
+    }
+  }
   const when = s.when;
   if (!when?.start) return undefined;
   const start = DateTime.fromISO(when.start, { setZone: true });

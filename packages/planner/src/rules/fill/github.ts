@@ -38,7 +38,12 @@ export const GITHUB_FILLS: Record<string, Fill> = {
   },
   'github.close_issue': (s, put) => {
     put('issue_number', issueNumber(s, ['issue', 'ticket', 'bug', '']));
-    if (/\b(?:not planned|won'?t fix|wontfix|duplicate|invalid|irrelevant|obsolete)\b/.test(s.clause.canon)) put('reason', 'not_planned');
+    if (
+      /\b(?:not planned|won'?t fix|will not fix|wontfix|duplicate|dupe|invalid|irrelevant|obsolete|not (?:gonna|going to) (?:do|fix)|never going to)\b/.test(
+        s.clause.canon,
+      )
+    )
+      put('reason', 'not_planned');
   },
   'github.reopen_issue': (s, put) => put('issue_number', issueNumber(s, ['issue', 'ticket', 'bug', ''])),
   'github.update_issue': (s, put) => {
@@ -46,9 +51,18 @@ export const GITHUB_FILLS: Record<string, Fill> = {
     const renames = /\b(?:rename|retitle|title)\b/.test(s.clause.canon);
     put('title', renames ? (quoteAfter(s, /\bto/) ?? takeQuote(s, ['quoted', 'title'])) : undefined);
     if (/\b(?:body|description)\b/.test(s.clause.canon)) put('body', quoteAfter(s, /\bto/) ?? takeQuote(s, ['quoted', 'body']));
-    const assignee = /\bassign(?:\s+(?:it|this|the issue|⟨\d+⟩))?\s+to\s+@?([\p{L}\p{N}_-]+)/iu.exec(s.clause.raw);
-    const user = entitiesOf(s, 'user')[0]?.value ?? assignee?.[1];
-    if (/\bassign/.test(s.clause.canon) && user && user.toLowerCase() !== 'me') put('assignees', [user]);
+    const assignee =
+      /\bassign(?:\s+(?:it|this|the issue|(?:⟨\d+⟩)+))?\s+to\s+@?([\p{L}\p{N}_-]+(?:\s*(?:,|and|&)\s*@?[\p{L}\p{N}_-]+)*)/iu.exec(
+        s.clause.raw,
+      );
+    const handles = entitiesOf(s, 'user').map((u) => u.value);
+    const named =
+      assignee?.[1]
+        ?.split(/\s*(?:,|\band\b|&)\s*/)
+        .map((w) => w.replace(/^@/, ''))
+        .filter(Boolean) ?? [];
+    const users = handles.length ? handles : named;
+    if (/\bassign/.test(s.clause.canon) && users.length && users[0]?.toLowerCase() !== 'me') put('assignees', users);
   },
   'github.list_pull_requests': (s, put) => put('state', stateOf(s)),
   'github.get_pull_request': (s, put) => put('pull_number', issueNumber(s, ['pr', 'pull request', 'mr', 'merge request', ''])),
@@ -74,8 +88,10 @@ export const GITHUB_FILLS: Record<string, Fill> = {
     put('query', [words, owner ? `org:${owner}` : undefined].filter(Boolean).join(' ') || undefined);
   },
   'github.create_repository': (s, put) => {
+    const description = quoteAfter(s, /\b(?:description|desc|described as|about)/);
+    const quotedName = takeQuote(s, ['title', 'quoted']);
     const named =
-      takeQuote(s, ['title', 'quoted']) ??
+      (quotedName && !/\s/.test(quotedName) ? quotedName : undefined) ??
       /\b(?:repo(?:sitory)?|dépôt|repositorio)\s+(?:called\s+|named\s+)?([A-Za-z0-9_.-]{1,100})\b/i.exec(
         s.clause.raw.replace(QUOTE, ' '),
       )?.[1];
@@ -90,7 +106,7 @@ export const GITHUB_FILLS: Record<string, Fill> = {
       put('org', org);
       put('name', name);
     } else if (named && !/^(?:for|in|on|with|to|called|named|the)$/i.test(named)) put('name', named);
-    put('description', takeQuote(s, ['body']) ?? quoteAfter(s, /\bdescription/));
+    put('description', description ?? takeQuote(s, ['body']) ?? (quotedName && /\s/.test(quotedName) ? quotedName : undefined));
     if (/\bpublic\b/.test(s.clause.canon)) put('private', false);
     else if (/\bprivate\b/.test(s.clause.canon)) put('private', true);
   },

@@ -100,6 +100,11 @@ export function emails(s: Slots): { to: string[]; cc: string[] } {
 
 function fillEmail(s: Slots, put: Put): void {
   const { to, cc } = emails(s);
+  // "… with sam@contoso.com, then email him the event link": the one person the request named before.
+  if (to.length === 0 && /\b(?:him|her|them)\b/.test(s.clause.canon)) {
+    const named = [...new Set(s.state.entities.filter((e) => e.kind === 'email').map((e) => e.value))];
+    if (named.length === 1 && named[0]) to.push(named[0]);
+  }
   put('to', to.length > 0 ? to : undefined);
   put('cc', cc.length > 0 ? cc : undefined);
   let subject = takeQuote(s, ['subject', 'title'], { anyQuoted: false }) ?? quoteAfter(s, /\b(?:subject|titled|about)/);

@@ -30,6 +30,12 @@ export const SLACK_FILLS: Record<string, Fill> = {
       entitiesOf(s, 'channel')[0]?.value ??
       takeQuote(s, ['title', 'quoted']) ??
       /\b(?:name|call)\s+it\s+#?([\p{L}\p{N}_-]+)/iu.exec(bare)?.[1] ??
+      // "Maak in Slack een kanaal release-q2 aan": read in canonical English.
+      (s.state.lang !== 'en'
+        ? /\bchannel\s+(?:called\s+|named\s+)?(?!(?:for|about|to|with|on|in|the|a|an)\b)([\p{L}\p{N}][\p{L}\p{N}_-]*-[\p{L}\p{N}_-]+|[\p{L}\p{N}_-]*\d[\p{L}\p{N}_-]*)/iu.exec(
+            s.clause.canon,
+          )?.[1]
+        : undefined) ??
       /\bchannel\s+(?:called\s+|named\s+)?(?!(?:for|about|to|with|on|in|the|a|an)\b)([\p{L}\p{N}_-]+(?:\s+(?!for\b|with\b|and\b|to\b|in\b|on\b)[\p{L}\p{N}_-]+)*)/iu.exec(
         bare,
       )?.[1];
@@ -100,6 +106,13 @@ export function channelName(s: Slots): string | undefined {
   if (s.state.item?.field === 'name') return ref(s.state.item.step, `items.${s.state.item.index}.name`);
   const ch = entitiesOf(s, 'channel')[0]?.value;
   if (ch) return ch;
+  // "nel canale marketing": read in canonical English.
+  if (s.state.lang !== 'en') {
+    const named = /\bchannel\s+(?!(?:for|about|to|with|on|in|the|a|an|slack|that|which)\b)([\p{L}\p{N}_-]{2,})/iu.exec(
+      s.clause.canon.replace(QUOTE, ' '),
+    )?.[1];
+    if (named) return named.toLowerCase();
+  }
   const raw = s.clause.raw.replace(QUOTE, ' ');
   const skip = /^(?:the|a|this|that|slack|same|new|private|public|my|our|which|what|each|every|to|in|on|called|named)$/;
   for (const re of [
