@@ -1,6 +1,6 @@
 import * as chrono from 'chrono-node';
 import { DateTime, IANAZone } from 'luxon';
-import * as rrule from 'rrule';
+import { findRecurrence, RRule } from './recurrence.js';
 import type { Lang } from './lexicon.js';
 import ZONES from '../language/zones.json' with { type: 'json' };
 
@@ -11,7 +11,6 @@ import ZONES from '../language/zones.json' with { type: 'json' };
  */
 
 // rrule ships a UMD bundle: Node's ESM loader sees only its default export, CommonJS (jest) sees the names.
-const { RRule } = (rrule as unknown as { default?: typeof rrule }).default ?? rrule;
 
 export interface When {
   /** ISO 8601 with the zone's offset. */
@@ -121,7 +120,7 @@ export function findZone(text: string): { zone: string; span: string } | undefin
   return cityZone(text);
 }
 
-const PARSERS: Record<Lang, chrono.Chrono> = {
+export const PARSERS: Record<Lang, chrono.Chrono> = {
   en: chrono.en.casual,
   fr: chrono.fr.casual,
   de: chrono.de.casual,
@@ -130,93 +129,6 @@ const PARSERS: Record<Lang, chrono.Chrono> = {
   it: chrono.it.casual,
   nl: chrono.nl.casual,
 };
-
-const WEEKDAYS: Record<string, string> = {
-  lundi: 'monday',
-  mardi: 'tuesday',
-  mercredi: 'wednesday',
-  jeudi: 'thursday',
-  vendredi: 'friday',
-  samedi: 'saturday',
-  dimanche: 'sunday',
-  montag: 'monday',
-  dienstag: 'tuesday',
-  mittwoch: 'wednesday',
-  donnerstag: 'thursday',
-  freitag: 'friday',
-  samstag: 'saturday',
-  sonntag: 'sunday',
-  lunes: 'monday',
-  martes: 'tuesday',
-  miércoles: 'wednesday',
-  miercoles: 'wednesday',
-  jueves: 'thursday',
-  viernes: 'friday',
-  sábado: 'saturday',
-  domingo: 'sunday',
-};
-
-/** "every Monday", "each weekday", "daily", "tous les lundis", "jeden Montag", "cada lunes" → RFC 5545 lines. */
-export function findRecurrence(text: string): { rule: string[]; span: string } | undefined {
-  // "on Tuesdays": a weekday in the plural repeats, with or without "weekly".
-  const plural = /\bon\s+((?:mon|tues|wednes|thurs|fri|satur|sun)day)s\b/i.exec(text);
-  if (plural?.[1] && !/\b(?:every|each)\b/i.test(text)) {
-    const rule = new RRule(RRule.fromText(`every ${plural[1].toLowerCase()}`).origOptions).toString();
-    return { rule: [rule], span: plural[0] };
-  }
-  // "the second Monday of every month", "the last Friday of each month".
-  const nth =
-    /\b(?:on\s+)?(?:the\s+)?(first|1st|second|2nd|third|3rd|fourth|4th|last)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+(?:of\s+)?(?:every|each|the)\s+month\b/i.exec(
-      text,
-    );
-  if (nth?.[1] && nth[2]) {
-    const ordinal =
-      { first: 1, '1st': 1, second: 2, '2nd': 2, third: 3, '3rd': 3, fourth: 4, '4th': 4, last: -1 }[nth[1].toLowerCase()] ?? 1;
-    return { rule: [`RRULE:FREQ=MONTHLY;BYDAY=${ordinal}${nth[2].slice(0, 2).toUpperCase()}`], span: nth[0] };
-  }
-  const monthDay = /\b(?:on\s+)?the\s+(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?:every|each)\s+month\b/i.exec(text);
-  if (monthDay?.[1]) return { rule: [`RRULE:FREQ=MONTHLY;BYMONTHDAY=${Number(monthDay[1])}`], span: monthDay[0] };
-  const m =
-    /\b(?:every|each|tous les|toutes les|chaque|jeden|jede|alle|cada|todos los|todas las)\s+(?:other\s+|\d+\s+)?(?:[\p{L}]+)(?:(?:\s*,\s*|\s+(?:and|et|und|y)\s+)(?:[\p{L}]+))*(?:\s+for\s+\d+\s+(?:weeks?|days?|months?|times))?/iu.exec(
-      text,
-    ) ??
-    /\b(?:daily|weekly|monthly|yearly|annually|quotidien(?:ne)?|hebdomadaire|täglich|wöchentlich|monatlich|diario|semanal|mensual)\b/iu.exec(
-      text,
-    );
-  if (!m) return undefined;
-  let phrase = m[0].toLowerCase();
-  for (const [foreign, english] of Object.entries(WEEKDAYS)) phrase = phrase.replace(new RegExp(`${foreign}s?\\b`, 'gu'), english);
-  phrase = phrase
-    .replace(/\b(?:tous les|toutes les|chaque|jeden|jede|alle|cada|todos los|todas las|each)\b/g, 'every')
-    .replace(/\b(?:et|und|y)\b/g, 'and')
-    .replace(/\b(?:daily|quotidien(?:ne)?|täglich|diario)\b/, 'every day')
-    .replace(/\b(?:weekly|hebdomadaire|wöchentlich|semanal)\b/, 'every week')
-    .replace(/\b(?:monthly|monatlich|mensual)\b/, 'every month')
-    .replace(/\b(?:yearly|annually)\b/, 'every year')
-    .replace(/\bevery other (\w+)/, (_a, d: string) => (/day$/.test(d) && d !== 'day' ? `every 2 weeks on ${d}` : `every 2 ${d}s`))
-    .replace(/\bevery (?:morning|evening|night|afternoon)\b/, 'every day')
-    .replace(/\bevery (?:jour|tag|día)\b/, 'every day')
-    .replace(/\bevery (?:semaine|woche|semana)\b/, 'every week');
-  // Only what rrule reads: "every <n>? <unit|weekday list>" (times of day go to the start).
-  const core =
-    /^every(?:\s+\d+)?\s+(?:day|week(?:day)?|month|year|(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weeks?|days?|months?)(?:\s+on\s+\w+)?(?:(?:\s*,\s*|\s+and\s+)(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))*)(?:\s+for\s+\d+\s+(?:weeks?|days?|months?|times))?/.exec(
-      phrase,
-    );
-  if (!core) return undefined;
-  try {
-    const options = { ...RRule.fromText(core[0].replace(/\bweekday\b/, 'weekday')).origOptions };
-    delete options.byhour;
-    delete options.byminute;
-    delete options.bysecond;
-    delete options.until;
-    delete options.dtstart;
-    const rule = new RRule(options).toString();
-    if (!rule.startsWith('RRULE:')) return undefined;
-    return { rule: [rule], span: m[0] };
-  } catch {
-    return undefined;
-  }
-}
 
 /** The duration a text gives ("for 30 minutes", "an hour", "45-minute", "1h30"), in minutes. */
 export function findDuration(text: string): { minutes: number; span: string } | undefined {
@@ -391,56 +303,3 @@ function afternoon(c: chrono.ParsedComponents, pm = false, h24 = false): number 
 }
 
 /** A past window for searches ("since Monday", "last week", "in March", "yesterday"): YYYY-MM-DD bounds. */
-const COUNT_WORDS: Readonly<Record<string, number>> = {
-  a: 1,
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  'couple of': 2,
-  few: 3,
-};
-
-export function parseSearchWindow(raw: string, lang: Lang, now: Date): { after?: string; before?: string; span: string } | undefined {
-  const text = raw.replace(/\bbetween\s+(.+?)\s+and\s+/i, 'from $1 to ');
-  // "in the past two weeks", "over the last 3 days": from that long ago until now.
-  const span =
-    /\b(?:in\s+|over\s+|during\s+|for\s+|from\s+)?the\s+(?:past|last|previous)\s+(\d+|a|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)?\s*(day|week|month|year)s?\b/i.exec(
-      text,
-    );
-  if (span?.[2]) {
-    const n = COUNT_WORDS[(span[1] ?? '1').toLowerCase()] ?? Number(span[1]);
-    const unit = span[2].toLowerCase() as 'day' | 'week' | 'month' | 'year';
-    const from = DateTime.fromJSDate(now, { zone: 'UTC' }).minus({ [`${unit}s`]: Number.isFinite(n) ? n : 1 });
-    return { after: from.toISODate() ?? '', span: span[0] };
-  }
-  const results = PARSERS[lang].parse(text, { instant: now, timezone: 0 }, { forwardDate: false });
-  const r = results[0];
-  if (!r) return undefined;
-  const day = (c: chrono.ParsedComponents) =>
-    DateTime.fromObject({ year: c.get('year') ?? 0, month: c.get('month') ?? 1, day: c.get('day') ?? 1 }, { zone: 'UTC' });
-  const start = day(r.start);
-  const fmt = (d: DateTime) => d.toISODate() ?? '';
-  const before = /\b(?:before|until|avant|vor|antes)\s*$/i.test(text.slice(0, r.index).trimEnd());
-  if (before) return { before: fmt(start), span: r.text };
-  if (r.end) return { after: fmt(start), before: fmt(day(r.end).plus({ days: 1 })), span: r.text };
-  const since = /\b(?:since|after|depuis|seit|desde)(?:\s+(?:el|le|la|the|dem|den))?\s*$/i.test(text.slice(0, r.index).trimEnd());
-  if (/\bthis week\b|cette semaine|diese woche|esta semana/i.test(text)) {
-    const monday = DateTime.fromJSDate(now, { zone: 'UTC' }).startOf('week');
-    return { after: fmt(monday), span: r.text };
-  }
-  if (since) return { after: fmt(start), span: r.text };
-  if (/\bmonth\b|mois|monat|\bmes\b/i.test(r.text))
-    return { after: fmt(start.startOf('month')), before: fmt(start.startOf('month').plus({ months: 1 })), span: r.text };
-  if (/\bweek\b|semaine|woche|semana/i.test(r.text))
-    return { after: fmt(start.startOf('week')), before: fmt(start.startOf('week').plus({ days: 7 })), span: r.text };
-  if (!r.start.isCertain('day') && r.start.isCertain('month'))
-    return { after: fmt(start.startOf('month')), before: fmt(start.startOf('month').plus({ months: 1 })), span: r.text };
-  return { after: fmt(start), before: fmt(start.plus({ days: 1 })), span: r.text };
-}

@@ -1,7 +1,8 @@
 import { ref } from '@tes/catalog';
 import { BODY_MARKERS } from '../lexicon.js';
 import { QUOTE } from '../text.js';
-import { leftoverText, pointsBack, previousData, outputRef, referenceFor, takeQuote, type Slots, type StepDraft } from '../slots.js';
+import { pointsBack, previousData, outputRef, referenceFor, takeQuote, type Slots, type StepDraft } from '../slots.js';
+import { leftoverText } from '../free-text.js';
 
 /** Notes a value derived rather than read, for the next step planned ("subject: … (from the message)"). */
 export function derive(s: Slots, field: string, value: unknown, from: string): void {

@@ -1,16 +1,7 @@
 import { ref } from '@tes/catalog';
 import { ACTION_WORDS } from '../intents.js';
-import {
-  entitiesOf,
-  previousData,
-  quoteAfter,
-  referenceFor,
-  searchWindow,
-  subjectFrom,
-  takeQuote,
-  type Slots,
-  type StepDraft,
-} from '../slots.js';
+import { entitiesOf, previousData, quoteAfter, referenceFor, searchWindow, takeQuote, type Slots, type StepDraft } from '../slots.js';
+import { subjectFrom } from '../free-text.js';
 import { QUOTE } from '../text.js';
 import { messageId } from './messages.js';
 import { capitalize, derive, messageAfterTarget, textOrBack, type Fill, type Put } from './common.js';
