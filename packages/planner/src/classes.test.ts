@@ -225,3 +225,43 @@ describe('requests that wait, depend or need judgement are refused, questions ar
     });
   });
 });
+
+describe('found by the fresh sets of 2026-12-05: writes that must not land elsewhere', () => {
+  it('closes only the issue asked, not the one it duplicates', () => {
+    expect(steps('close #412 in acme/api, dupe of #398').map((s) => s.input['issue_number'])).toEqual([412]);
+  });
+
+  it('names a repository after "name it", never after a preposition', () => {
+    expect(steps('new public repo under the orbit-oss org pls, name it telemetry-sdk')[0]?.input).toMatchObject({
+      org: 'orbit-oss',
+      name: 'telemetry-sdk',
+    });
+  });
+
+  it('invites everyone listed, named or addressed', () => {
+    expect(steps('add marco and joana.silva@acme.io to #proj-atlas')[0]?.input).toEqual({
+      channel: 'proj-atlas',
+      users: ['joana.silva@acme.io', 'marco'],
+    });
+  });
+
+  it('refuses content it would have to make up, and a send held until later', () => {
+    for (const prompt of [
+      'post something fun in #general to cheer people up',
+      "send this to ana@corp.com tomorrow at 8am sharp, not before: 'hi'",
+    ]) {
+      const o = planWithRules(prompt, { now });
+      expect(o.ok).toBe(false);
+    }
+  });
+
+  it('reads every label and a field of what a step found', () => {
+    expect(steps('new issue in acme/web: "Safari button misaligned", labels bug + ui')[0]?.input).toMatchObject({ labels: ['bug', 'ui'] });
+    expect(steps('Tag acme/infra#77 with needs-triage')[0]?.input).toMatchObject({ issue_number: 77, labels: ['needs-triage'] });
+    expect(
+      steps('Find the last email from ops@initech.com and open a GitHub issue in acme/support with its subject as the title')[1]?.input,
+    ).toMatchObject({
+      title: '{{steps.0.output.items.0.subject}}',
+    });
+  });
+});

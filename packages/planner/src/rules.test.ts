@@ -251,7 +251,7 @@ describe('dates, time zones and recurrence', () => {
 
   it('keeps a recurrence as an RFC 5545 rule, in the zone asked', () => {
     expect(steps('Schedule a team standup every Monday at 9am Pacific')[0]?.input).toMatchObject({
-      summary: 'Standup',
+      summary: 'Team standup',
       start: '2026-03-09T09:00:00-07:00',
       time_zone: 'America/Los_Angeles',
       recurrence: ['RRULE:FREQ=WEEKLY;BYDAY=MO'],

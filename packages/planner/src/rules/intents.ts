@@ -252,7 +252,10 @@ const DETERMINERS = new Set([
 /** A word that is also a noun ("an email", "the draft", "my schedule") counts as a verb only where no determiner precedes it. */
 export function usedAsVerb(words: readonly string[], verb: string): boolean {
   if (verb.includes(' ')) return ` ${words.join(' ')} `.includes(` ${verb} `);
-  return words.some((w, i) => w === verb && !DETERMINERS.has(words[i - 1] ?? ''));
+  return words.some(
+    (w, i) =>
+      w === verb && !DETERMINERS.has(words[i - 1] ?? '') && !/^(?:as|be|been|being|was|were|is|are|got|get)$/.test(words[i - 1] ?? ''),
+  );
 }
 
 /** Per hints' `existing` list (the catalog's, kept for the process): its regular expression, compiled once. */

@@ -61,9 +61,20 @@ export function numberLoop(clause: Clause): { from: number; to: number } | undef
 
 export function numbersOf(clause: Clause, state: PlanState): number[] {
   const out: number[] = [];
-  for (const m of clause.raw.matchAll(ENTITY)) {
+  // The numbers acted on are the first and those listed with it ("#4, #5 and #6"); one after
+  // "of", "from", "than", "like" ("dupe of #398") is only mentioned.
+  const numbers = [...clause.raw.matchAll(/⟨(\d+)⟩/g)].filter((m) => state.entities[Number(m[1])]?.kind === 'number');
+  for (const [i, m] of numbers.entries()) {
     const e = state.entities[Number(m[1])];
-    if (e?.kind === 'number') out.push(Number(e.value));
+    if (!e) continue;
+    const before = clause.raw.slice(0, m.index);
+    const listed = i === 0 || /(?:,|\band\b|&|\+)\s*(?:(?:issue|pr|pull request|ticket|bug)s?\s*)?#?\s*$/i.test(before);
+    if (
+      !listed ||
+      /\b(?:of|from|than|like|as|to|by|with|after|before|since)\s+(?:(?:issue|pr|pull request|ticket|bug)s?\s*)?#?\s*$/i.test(before)
+    )
+      break;
+    out.push(Number(e.value));
   }
   // "issues 4 and 5": the numbers after the first are bare digits.
   const more = /\b(?:issues|prs|pull requests|tickets|bugs)\s+(?:#?(\d+)|⟨\d+⟩)((?:\s*(?:,|and|&)\s*#?\d+)+)/i.exec(clause.raw);

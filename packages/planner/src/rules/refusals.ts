@@ -29,12 +29,16 @@ const CONDITIONAL =
 const INJECTION =
   /\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions?|prompts?|rules?|messages?)\b|\bsystem\s+(?:override|prompt|message|instruction)s?\b|\byou\s+are\s+now\b|\bdeveloper\s+mode\b|\bjailbreak\b|\bnew\s+instructions?\s*:|<\/?(?:system|assistant|tool)>|\bact\s+as\s+(?:an?\s+)?(?:admin|root|system)\b|\bignore\s+(?:the\s+)?(?:user|request|above)\b|\b[a-z]+__[a-z_]+\b|\bpretend\s+(?:to\s+be|you)\b/i;
 
+/** "send this tomorrow at 8am sharp, not before": a send at a later time, which the service does not hold back. */
+const SEND_LATER =
+  /\b(?:not before|no earlier than|sharp|send (?:it |this |that )?later|schedule (?:the|this|an?|my) (?:e-?mail|message|post|dm|reply)|(?:send|post|email|dm) (?:it|this|that|them) (?:on|at|tomorrow|tonight|next)\b)/i;
+
 /** "merge PR 12 if the tests pass", "post to #eng after the deploy is done": a step that waits on what has not happened. */
 const WAITS_ON =
   /\b(?:only\s+)?(?:if|unless|provided(?:\s+that)?|as\s+long\s+as|once|after|when|as\s+soon\s+as)\s+(?:the\s+|its\s+|their\s+|all\s+)?(?:tests?|builds?|ci|checks?|pipeline|deploy(?:ment)?|release|review(?:er)?s?|qa|it|they|this|that|he|she|someone|anyone|[\w-]+)\b[^.?!;]*?\b(?:pass(?:es|ed)?|succeed(?:s|ed)?|fail(?:s|ed)?|is\s+green|goes\s+green|turns?\s+green|(?:is|are|gets?|get)\s+(?:approved|merged|done|finished|ready|deployed|released|shipped)|approves?|finish(?:es)?|completes?|signs?\s+off|lands?|looks?\s+good|replies|responds|answers)\b/i;
 
 const NEEDS_MODEL =
-  /\b(?:decide|deciding|judge|assess|evaluate|prioriti[sz]e|whichever|most\s+important|best\s+one|summari[sz]e|summari[sz]ing|summary|summaries|tl;?dr|recap|digest|translate|translation|rewrite|rephrase|paraphrase|proofread|analy[sz]e|sentiment|classify|categori[sz]e|brainstorm|fasse\s+(?:\S+\s+){0,8}zusammen|complain(?:ing|ts?)?|sentiment|mood|vibe|résume|résumer|résumé|zusammenfass\w*|resume|resumen|resumir|traduis|übersetze|traduce)\b/i;
+  /\bsomething\s+(?:fun|funny|nice|witty|clever|motivational|inspiring|encouraging|cool|interesting|catchy|creative|uplifting)\b|\b(?:a|some)\s+(?:joke|jokes|poem|haiku|pun|puns|fun fact)\b|\b(?:decide|deciding|judge|assess|evaluate|prioriti[sz]e|whichever|most\s+important|best\s+one|summari[sz]e|summari[sz]ing|summary|summaries|tl;?dr|recap|digest|translate|translation|rewrite|rephrase|paraphrase|proofread|analy[sz]e|sentiment|classify|categori[sz]e|brainstorm|fasse\s+(?:\S+\s+){0,8}zusammen|complain(?:ing|ts?)?|sentiment|mood|vibe|résume|résumer|résumé|zusammenfass\w*|resume|resumen|resumir|traduis|übersetze|traduce)\b/i;
 
 const OTHER_SERVICES: Record<string, string> = {
   jira: 'Jira',
@@ -147,6 +151,12 @@ export function refuseUpfront(prompt: string): Refusal | undefined {
       message: 'The service runs a request now; it does not watch for future events ("when a new issue is labeled …").',
       suggestion:
         'Create a task when the event happens (for example from your own webhook handler), saying what to do then, e.g. \'Post "New bug: #42" to #eng\'',
+    };
+  if (SEND_LATER.test(text))
+    return {
+      code: 'unsupported_request',
+      message: 'The service sends now; it does not hold a message back until a later time ("tomorrow at 8am sharp").',
+      suggestion: 'Create the task at the time it should go out, or say "now", e.g. \'Email ana@corp.com "Happy birthday!"\'',
     };
   if (NEEDS_MODEL.test(text))
     return {

@@ -115,7 +115,7 @@ export function quoteAfter(s: Slots, keyword: RegExp): string | undefined {
 
 /** Words that point back at an earlier step's output. */
 export function pointsBack(clause: Clause): boolean {
-  return /\b(?:how many|it|its|them|they|their|those|these|that|this|results?|list|output|response|findings|answer|same|above|contents?|summary|link|url|the (?:title|titles|star count|stars|number|issues?|prs?|pull requests?|events?|meetings?|emails?|messages?|pages?|channels?|repos?|repositories|numbers?|values?|items?|body|text|data|count|total|draft|page|email|issue))\b/.test(
+  return /\b(?:what comes back|what you get|what it returns|what you find|what is on it|how many|it|its|them|they|their|those|these|that|this|results?|list|output|response|findings|answer|same|above|contents?|summary|link|url|the (?:title|titles|star count|stars|number|issues?|prs?|pull requests?|events?|meetings?|emails?|messages?|pages?|channels?|repos?|repositories|numbers?|values?|items?|body|text|data|count|total|draft|page|email|issue))\b/.test(
     clause.canon,
   );
 }

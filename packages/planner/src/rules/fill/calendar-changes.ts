@@ -80,7 +80,11 @@ function dayRange(s: Slots): { start: string; end?: string } | undefined {
     }
   }
   // "from 16 March until 20 March", "march 9 through march 13": each side a day.
-  const sides = /\b(?:from\s+)?(.{3,30}?)\s+(?:to|until|till|through|thru|-|–)\s+(.{3,30}?)(?=\s+(?:and|for|as|,)|[,.]|$)/i.exec(text);
+  const sides =
+    /\b(?:from\s+)?(.{3,30}?)\s+(?:to|until|till|through|thru|-|–)\s+(.{3,30}?)(?=\s+(?:and|for|as|,)|[,.]|$)/i.exec(text) ??
+    /\b([a-z]+\s+\d{1,2})\s+and\s+(\d{1,2})\b/i.exec(text);
+  // "march 19 and 20": the second day in the first one's month.
+  if (sides?.[2] && /^\d{1,2}$/.test(sides[2]) && sides[1]) sides[2] = sides[1].replace(/\d{1,2}$/, sides[2]);
   if (sides?.[1] && sides[2]) {
     const a = parseWhen(sides[1], s.state.lang, s.state.now);
     const b = parseWhen(sides[2], s.state.lang, s.state.now);

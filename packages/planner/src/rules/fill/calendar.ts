@@ -35,7 +35,7 @@ export const CALENDAR_FILLS: Record<string, Fill> = {
         : thing?.replace(/\s+(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday)$/i, '');
     // "block friday afternoon for focus time": what the time is for names it.
     const purpose =
-      /\bfor\s+(?!(?:an?|the|\d|\w+\s+(?:minutes?|hours?|mins?)\b))([\p{L}][\p{L}'-]*(?:\s+[\p{L}][\p{L}'-]*){0,3}?)(?=\s+(?:on|at|from|tomorrow|today|next|this|with|every|in)\b|[,.;!?]|$)/iu.exec(
+      /\bfor\s+(?!(?:an?|the|\d|\w+\s+(?:minutes?|hours?|mins?)\b))([\p{L}][\p{L}\p{N}'-]*(?:\s+[\p{L}\p{N}][\p{L}\p{N}'-]*){0,3}?)(?=\s+(?:on|at|from|tomorrow|today|next|this|with|every|in)\b|[,.;!?]|$)/iu.exec(
         s.clause.raw.replace(QUOTE, ' ').replace(/⟨\d+⟩/g, ' '),
       )?.[1];
     // "Plan een afspraak Tandarts op 10 maart": a capitalised word inside the request names it.
@@ -49,8 +49,16 @@ export const CALENDAR_FILLS: Record<string, Fill> = {
           !(s.when?.spans ?? []).some((span) => span.includes(w)) &&
           !/^(?:I|Slack|Google|Calendar|Zoom|Meet|Teams)$/.test(w),
       );
+    const thingName =
+      thing && kind && thing.toLowerCase().includes(kind.toLowerCase()) && thing.includes(' ') ? capitalize(thing) : undefined;
+    const purposeName =
+      purpose && !parseWhen(purpose, s.state.lang, s.state.now) && kind && purpose.toLowerCase().includes(kind.toLowerCase())
+        ? capitalize(purpose)
+        : undefined;
     const summary =
       named ??
+      purposeName ??
+      thingName ??
       (kind
         ? capitalize(kind) + (who ? ` with ${who}` : '')
         : who

@@ -3,6 +3,22 @@ import { entitiesOf, pointsBack, previousData, quoteAfter, referenceFor, takeQuo
 import { QUOTE } from '../text.js';
 import { aboutText, textOrBack, type Fill } from './common.js';
 
+/** "… with its subject as the title": a field of what the step before found. */
+function outputAsTitle(s: Slots): string | undefined {
+  const prev = previousData(s.state);
+  // Read with its cut-out texts put back: "subject" is also a marker ("with its subject as the title").
+  const said = s.clause.raw.replace(QUOTE, (_m, i: string) => ` ${s.state.quotes[Number(i)]?.text ?? ''} `).toLowerCase();
+  const field = /\b(?:its|the|their)\s+(subject|title|name|summary)\s+as\s+(?:the\s+)?(?:title|name)\b/.exec(said)?.[1];
+  if (field)
+    for (const id of s.quoteIds) if (/^as (?:the )?(?:title|name)$/i.test(s.state.quotes[id]?.text ?? '')) s.state.usedQuotes.add(id);
+  if (!prev || !field) return undefined;
+  const list =
+    /^(?:gmail\.search_email|slack\.list_messages|github\.list_issues|github\.list_pull_requests|notion\.search|google_calendar\.list_events)$/.test(
+      `${prev.step.tool}.${prev.step.action}`,
+    );
+  return ref(prev.index, `${list ? 'items.0.' : ''}${field}`);
+}
+
 /** "… with the response as the body": the step before's output is the text. */
 function outputAsBody(s: Slots): string | undefined {
   const prev = previousData(s.state);
@@ -20,7 +36,7 @@ function outputAsBody(s: Slots): string | undefined {
 export const GITHUB_FILLS: Record<string, Fill> = {
   'github.create_issue': (s, put) => {
     put('labels', labels(s));
-    put('title', takeQuote(s, ['title', 'colon', 'subject']) ?? aboutText(s));
+    put('title', outputAsTitle(s) ?? takeQuote(s, ['title', 'colon', 'subject']) ?? aboutText(s));
     put('body', takeQuote(s, ['body'], { anyQuoted: true }) ?? outputAsBody(s));
   },
   'github.list_issues': (s, put) => {
@@ -92,7 +108,8 @@ export const GITHUB_FILLS: Record<string, Fill> = {
     const quotedName = takeQuote(s, ['title', 'quoted']);
     const named =
       (quotedName && !/\s/.test(quotedName) ? quotedName : undefined) ??
-      /\b(?:repo(?:sitory)?|dépôt|repositorio)\s+(?:called\s+|named\s+)?([A-Za-z0-9_.-]{1,100})\b/i.exec(
+      /\b(?:name|call)\s+it\s+([A-Za-z0-9_.-]{1,100})\b/i.exec(s.clause.raw.replace(QUOTE, ' '))?.[1] ??
+      /\b(?:repo(?:sitory)?|dépôt|repositorio)\s+(?:called\s+|named\s+)?(?!(?:under|in|for|on|with|at|from|to|called|named|the|a|an|pls|please|and)\b)([A-Za-z0-9_.-]{1,100})\b/i.exec(
         s.clause.raw.replace(QUOTE, ' '),
       )?.[1];
     const repoEntity = entitiesOf(s, 'repo')[0]?.value;
@@ -156,12 +173,12 @@ function labels(s: Slots): string[] | undefined {
   );
   if (withLabel?.[1]) return [withLabel[1]];
   const bare =
-    /\b(?:labels?|labell?ed|tag(?:ged)?|(?:mark|label|tag)\s+(?:it|them|#?\S+)\s+as|as)\s+(?:(?:it|them)\s+(?:with\s+)?)?(?:a\s+|an\s+)?([\p{L}\p{N}_-]+(?:\s*(?:,|and)\s*[\p{L}\p{N}_-]+)*)/iu.exec(
+    /\b(?:labels?|labell?ed|tag(?:ged)?|(?:mark|label|tag)\s+(?:it|them|#?\S+)\s+(?:as|with)|as)\s+(?:(?:it|them)\s+(?:with\s+)?)?(?:with\s+)?(?:a\s+|an\s+)?([\p{L}\p{N}_-]+(?:\s*(?:,|and|\+|&)\s*[\p{L}\p{N}_-]+)*)/iu.exec(
       s.clause.raw.replace(/⟨\d+⟩/g, ' '),
     );
   if (!bare?.[1]) return undefined;
   const words = bare[1]
-    .split(/\s*(?:,|\band\b)\s*/)
+    .split(/\s*(?:,|\band\b|\+|&)\s*/)
     .filter((w) => w && !/^(?:to|on|in|the|it|them|issue|issues|pr|body|title|description|text|comment)$/i.test(w));
   return words.length > 0 ? words : undefined;
 }

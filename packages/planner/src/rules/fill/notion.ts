@@ -14,8 +14,17 @@ export const NOTION_FILLS: Record<string, Fill> = {
         : 'database';
     const parentQuote = quoteAfter(s, /\b(?:in|into|under|to|inside)\s+(?:the|my|our)?\s*(?:notion\s+)?(?:database|db|page|wiki)?/);
     const uuid = entitiesOf(s, 'uuid')[0]?.value;
-    put('title', takeQuote(s, ['title', 'colon', 'quoted']));
-    put('content', takeQuote(s, ['body']));
+    const titled = takeQuote(s, ['title', 'quoted']) ?? takeQuote(s, ['colon']);
+    put('title', titled);
+    const prev = previousData(s.state);
+    // "… with this note: launch slipped", "save what you find as a new page": its content.
+    put(
+      'content',
+      takeQuote(s, ['body', 'colon']) ??
+        (prev && /\b(?:what you find|what you found|the results?|them|it|those|these|the list)\b/.test(s.clause.canon)
+          ? referenceFor(s.clause, prev.index, prev.step)
+          : undefined),
+    );
     const parentNamed =
       /\b(?:in|into|under|inside)\s+(?:the|my|our)\s+([\p{L}\p{N}][\p{L}\p{N} _-]{0,40}?)\s+(?:notion\s+)?(page|database|db)\b/iu.exec(
         s.clause.raw.replace(QUOTE, ' '),

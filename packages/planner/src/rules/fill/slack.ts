@@ -66,6 +66,14 @@ export const SLACK_FILLS: Record<string, Fill> = {
       ...entitiesOf(s, 'user').map((u) => (/^[UW][A-Z0-9]{8,}$/.test(u.value) ? u.value : `@${u.value}`)),
       ...entitiesOf(s, 'email').map((e) => e.value),
     ];
+    // "add marco and joana@acme.io to #proj": a name listed beside the addresses is invited too.
+    const list =
+      /^(?:please\s+)?(?:invite|add|bring|loop in|pull in)\s+(.+?)\s+(?:to|into|in)\s+(?:the\s+)?(?:⟨\d+⟩|channel|it|there)/i.exec(
+        s.clause.raw.trim(),
+      )?.[1];
+    for (const part of list?.split(/\s*(?:,|\band\b|&|\+)\s*/) ?? []) {
+      if (/^[\p{L}][\p{L}'.-]{1,30}$/u.test(part) && !NOT_NAMES.test(part.toLowerCase()) && !users.includes(part)) users.push(part);
+    }
     if (users.length === 0) {
       const p = person(s);
       if (p) users.push(p);
