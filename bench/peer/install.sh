@@ -14,8 +14,10 @@ mkdir -p "$PEER_DIR/bin" "$PEER_DIR/node"
 
 if [ ! -x "$PEER_DIR/bin/temporal" ]; then
   echo "peer: building the Temporal CLI $CLI_VERSION (several minutes on two cores)" >&2
-  # The module proxy only, never `direct`; a hard bound on the whole download and build.
-  GOPROXY=https://proxy.golang.org GOFLAGS=-mod=mod GOBIN="$PEER_DIR/bin" \
+  # The machine's module proxy only (as configured in `go env`), never `direct`; a hard bound on the whole download and build.
+  proxy=$(go env GOPROXY | tr ',|' '\n' | grep -v -e '^direct$' -e '^off$' | paste -sd, -)
+  [ -n "$proxy" ] || { echo "peer: GOPROXY names no module proxy ($(go env GOPROXY))" >&2; exit 1; }
+  GOPROXY="$proxy" GOFLAGS=-mod=mod GOBIN="$PEER_DIR/bin" \
     timeout 1800 go install "github.com/temporalio/cli/cmd/temporal@$CLI_VERSION"
 fi
 
