@@ -57,6 +57,13 @@ stop_pidfile() {
   rm -f "$pidfile"
 }
 
+# kill_tree PID: SIGTERM to PID and every process under it (children first found, then PID).
+kill_tree() {
+  local child
+  for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill_tree "$child"; done
+  kill -TERM "$1" 2>/dev/null || true
+}
+
 # The Node.js the project runs on (.nvmrc, engines, deploy/Dockerfile say the same).
 NODE_VERSION=24.21.0
 NODE_MAJOR=${NODE_VERSION%%.*}
