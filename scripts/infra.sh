@@ -74,24 +74,36 @@ mongo_cmd() (
 # reply_ok HEX: the reply holds ok: 1 (double or int32) and no write error.
 reply_ok() { [[ ($1 == *016f6b00000000000000f03f* || $1 == *106f6b0001000000*) && $1 != *"$(cstr writeErrors)"* ]]; }
 
+# The commands of the checks, built once (a BSON built in bash costs a few hundred forks).
+PING_DOC='' WRITE_DOC=''
+check_docs() {
+  [[ -n $PING_DOC ]] && return
+  PING_DOC=$(bson_doc "$(bson_int ping 1)" "$(bson_str '$db' admin)")
+  local q u
+  q=$(bson_doc "$(bson_str _id probe)")
+  u=$(bson_doc "$(bson_sub '$inc' "$(bson_doc "$(bson_int n 1)")")")
+  WRITE_DOC=$(bson_doc "$(bson_str update probe)" \
+    "$(bson_arr updates "$(bson_doc "$(bson_sub 0 "$(bson_doc "$(bson_sub q "$q")" "$(bson_sub u "$u")" "$(bson_bool upsert 1)")")")")" \
+    "$(bson_str '$db' tes_watchdog)")
+}
+
 # mongo_ping HOST PORT: {ping: 1, $db: "admin"} answered with ok: 1 within 5 s.
 mongo_ping() {
   local reply
-  reply=$(mongo_cmd "$1" "$2" 5 "$(bson_doc "$(bson_int ping 1)" "$(bson_str '$db' admin)")") && reply_ok "$reply"
+  check_docs
+  reply=$(mongo_cmd "$1" "$2" 5 "$PING_DOC") && reply_ok "$reply"
 }
 
-# The database's answer to a ping and a tiny write (one document of tes_watchdog.probe, updated in
-# place: the path of the updates that hang), each within CHECK_DEADLINE_S; its collection is made
-# by watchdog_collection, so no check creates one.
+# The database's answer to a ping and a tiny write ($inc of one document of tes_watchdog.probe:
+# the path of the updates that hang), each within CHECK_DEADLINE_S; its collection is made by
+# watchdog_collection, so no check creates one.
 mongo_check() {
-  local reply q u
-  reply=$(mongo_cmd "$MONGO_HOST" "$MONGO_PORT" "$CHECK_DEADLINE_S" "$(bson_doc "$(bson_int ping 1)" "$(bson_str '$db' admin)")") &&
-    reply_ok "$reply" || { say "no answer to a ping within ${CHECK_DEADLINE_S}s"; return 1; }
-  q=$(bson_doc "$(bson_str _id probe)")
-  u=$(bson_doc "$(bson_sub '$set' "$(bson_doc "$(bson_int at $(($(date +%s) % 1000000)))")")")
-  reply=$(mongo_cmd "$MONGO_HOST" "$MONGO_PORT" "$CHECK_DEADLINE_S" "$(bson_doc "$(bson_str update probe)" \
-    "$(bson_arr updates "$(bson_doc "$(bson_sub 0 "$(bson_doc "$(bson_sub q "$q")" "$(bson_sub u "$u")" "$(bson_bool upsert 1)")")")")" \
-    "$(bson_str '$db' tes_watchdog)")") && reply_ok "$reply" || { say "no answer to a write within ${CHECK_DEADLINE_S}s"; return 1; }
+  local reply
+  check_docs
+  reply=$(mongo_cmd "$MONGO_HOST" "$MONGO_PORT" "$CHECK_DEADLINE_S" "$PING_DOC") && reply_ok "$reply" ||
+    { say "no answer to a ping within ${CHECK_DEADLINE_S}s"; return 1; }
+  reply=$(mongo_cmd "$MONGO_HOST" "$MONGO_PORT" "$CHECK_DEADLINE_S" "$WRITE_DOC") && reply_ok "$reply" ||
+    { say "no answer to a write within ${CHECK_DEADLINE_S}s"; return 1; }
 }
 
 # The collection of mongo_check's write, created once when the database comes up (ignores NamespaceExists).
@@ -339,6 +351,7 @@ case $cmd in
     mkdir -p "$FDB_DIR"
     if [[ $cmd == watchdog ]]; then
       interval=${TES_DB_WATCHDOG_INTERVAL_S:-10} fails=0 limit=${TES_DB_WATCHDOG_FAILS:-6}
+      check_docs
       while ((fails < limit)); do
         sleep "$interval"
         if msg=$(mongo_check); then fails=0; continue; fi
