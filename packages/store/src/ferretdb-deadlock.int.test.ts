@@ -16,15 +16,15 @@ import { DEFAULT_MAX_POOL_SIZE, connectMongo, ensureIndexes } from './index.js';
  * created at boot, not by the first write.
  */
 /** Services sharing the server, each updating its own collection. */
-const SERVICES = 3;
+const SERVICES = 2;
 /**
  * FerretDB's PostgreSQL pool: more connections than the services and one booting beside them keep
- * commands in flight with the shipped pool size (4 x 6 = 24), the rule scripts/infra.sh applies to
- * the five services and its FerretDB; fewer than 3 services of the former pool size (3 x 20).
+ * commands in flight with the shipped pool size (3 x 6 = 18), the rule scripts/infra.sh applies to
+ * the five services and its FerretDB; fewer than 2 services of the former pool size (2 x 20).
  */
-const POOL = 25;
+const POOL = 19;
 /** Updates each service has in flight (more than its pool: the rest queue in the driver). */
-const WORKERS = 12;
+const WORKERS = 15;
 const LOAD_MS = 4000;
 /** Past the load: how long the commands in flight may take to finish before the server counts as hung. */
 const GRACE_MS = 12_000;
@@ -116,7 +116,7 @@ describeFerret(`FerretDB v1 pool deadlock (a server of its own, pool of ${POOL})
     return { outcome, updates, goroutines };
   }
 
-  it('hangs the server with the pools the services had (20 each) and collections created by their first write', async () => {
+  it('hangs the server with the pool size the services had (20 each) and collections created by their first write', async () => {
     const r = await load({ maxPoolSize: 20, schemaAtBoot: false });
     expect(r.outcome).toBe('hung');
     // Its commands wait for a PostgreSQL connection that none of them will give back.
