@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016  # $db, $inc: BSON keys in single quotes, not variables
 # Local infrastructure for development and tests.  Usage: scripts/infra.sh up|down|status|check|recover|watchdog
 #   RabbitMQ at AMQP_URL: used if reachable, else started with `rabbitmq-server -detached`.
 #   MongoDB wire at MONGO_URL: used if it answers a ping, else `mongod` if on PATH, else FerretDB
@@ -361,8 +362,16 @@ case $cmd in
       say "db-watchdog: $MONGO_URL has not answered for $fails checks in a row: the database is hung"
     fi
     exec 9>"$CACHE/infra.lock"
-    flock -w 120 9 || die "infra: another infra.sh holds $CACHE/infra.lock"
-    if [[ $cmd == recover ]]; then ferretdb_recover; else ferretdb_recover || true; exit 3; fi
+    if ! flock -w 120 9; then
+      say "infra: another infra.sh holds $CACHE/infra.lock: FerretDB not restarted"
+      [[ $cmd == recover ]] && exit 1
+      exit 3
+    fi
+    if [[ $cmd == recover ]]; then ferretdb_recover; exit; fi
+    # Another run's watchdog (same server) may have restarted it while this one waited for the lock.
+    if mongo_check >/dev/null; then say "db-watchdog: $MONGO_URL answers again (restarted meanwhile): not restarted"
+    else ferretdb_recover || true; fi
+    exit 3
     ;;
   *) die "usage: $0 up|down|status|check|recover|watchdog" ;;
 esac
