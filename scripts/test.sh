@@ -2,6 +2,8 @@
 # Runs every test from a fresh clone: Node.js 24 (ensure_node), pnpm, install, infrastructure, build, lint (eslint: types and the
 # workspace's boundaries), unused code (knip), jest.
 # Extra arguments go to jest. Ends with the line "tests: N passed, M failed"; exits with jest's code.
+# Beside jest runs the database watchdog (infra.sh watchdog): a database that stops answering ends
+# the run within about a minute, FerretDB's goroutine dump in this log (docs/operations.md, "The database watchdog").
 # Env: AMQP_URL, MONGO_URL, TES_CACHE_DIR (see infra.sh); TES_T0 (epoch the elapsed time counts from).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
