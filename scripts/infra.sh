@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# Local infrastructure for development and tests.  Usage: scripts/infra.sh up|down|status
+# shellcheck disable=SC2016  # $db, $inc: BSON keys in single quotes, not variables
+# Local infrastructure for development and tests.  Usage: scripts/infra.sh up|down|status|check|recover|watchdog
 #   RabbitMQ at AMQP_URL: used if reachable, else started with `rabbitmq-server -detached`.
 #   MongoDB wire at MONGO_URL: used if it answers a ping, else `mongod` if on PATH, else FerretDB
-#   v1.24.2 on PostgreSQL (built from source into the cache dir on first use).
+#   v1.24.2 on PostgreSQL (built from source into the cache dir on first use). A FerretDB of this
+#   script that is running but answers nothing (hung) is restarted, its goroutine dump taken first.
 #   down stops only what this script started (mongod/FerretDB); RabbitMQ and PostgreSQL stay up.
-# Env: AMQP_URL, MONGO_URL, TES_CACHE_DIR (default ~/.cache/tes). Exports nothing.
+#   check: the database answers a ping and a tiny write within TES_DB_CHECK_DEADLINE_S (10 s), or exit 1.
+#   recover: prints FerretDB's goroutine dump and restarts it (only a FerretDB this script started).
+#   watchdog: check every TES_DB_WATCHDOG_INTERVAL_S (10 s); after TES_DB_WATCHDOG_FAILS (6) failed
+#     checks in a row, recover and exit 3 (scripts/test.sh runs it beside jest). Never exits otherwise.
+# Env: AMQP_URL, MONGO_URL, TES_CACHE_DIR (default ~/.cache/tes), FERRETDB_POOL_MAX_CONNS (40),
+#   FERRETDB_PG_DATABASE (ferretdb), FERRETDB_DEBUG_ADDR (127.0.0.1:8088). Exports nothing.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -17,11 +24,23 @@ FDB_DIR=$CACHE/ferretdb
 FDB=$FDB_DIR/ferretdb
 MONGOD_DIR=$CACHE/mongod
 PG_HOST=127.0.0.1 PG_PORT=5432
-# FerretDB keeps up to pool_max_conns PostgreSQL connections (default 50, idle ones kept for pgx's
-# default 30 min). An update holds two of them at once (its query and its write), so a pool that
-# fills up stalls updates; PostgreSQL's default max_connections (100) must also leave room for the
-# chaos suite's own FerretDB (test/chaos/infra.ts): 40 each, idle ones closed after 1 min.
-PG_URL="postgres://postgres@$PG_HOST:$PG_PORT/ferretdb?pool_max_conns=40&pool_max_conn_idle_time=1m"
+# The pool arithmetic (docs/operations.md, "Database pools"). FerretDB v1 deadlocks for good when
+# the commands in flight hold every connection of its PostgreSQL pool (pool_max_conns): an update
+# holds one (its query) while it waits for a second (its write), or for the metadata lock that a
+# collection or index creation holds while it waits for a connection. A client has at most
+# maxPoolSize commands in flight, so the sum of the clients' pools must stay below pool_max_conns:
+#   5 services x MONGO_MAX_POOL_SIZE (6) = 30, + 9 for the operator CLI and scripts < 40.
+# (Test stacks use 3 a service: two jest workers' stacks are 30.) PostgreSQL's max_connections
+# (100, of which superuser_reserved_connections 3) must hold this pool and a FerretDB of a
+# benchmark's or of the chaos suite's own beside it (OwnMongo, 40): 80, + 10 for psql and tests.
+FERRETDB_POOL_MAX_CONNS=${FERRETDB_POOL_MAX_CONNS:-40}
+SERVICES=5 SERVICE_POOL=${MONGO_MAX_POOL_SIZE:-6} CLIENT_ROOM=9 OWN_FERRETDB_POOL=40 PG_ROOM=10
+FERRETDB_PG_DATABASE=${FERRETDB_PG_DATABASE:-ferretdb}
+FERRETDB_DEBUG_ADDR=${FERRETDB_DEBUG_ADDR:-127.0.0.1:8088}
+# Idle connections are closed after 1 min (pgx keeps them 30 min by default).
+PG_URL="postgres://postgres@$PG_HOST:$PG_PORT/$FERRETDB_PG_DATABASE?pool_max_conns=$FERRETDB_POOL_MAX_CONNS&pool_max_conn_idle_time=1m"
+# check: how long the database may take to answer a ping and a tiny write.
+CHECK_DEADLINE_S=${TES_DB_CHECK_DEADLINE_S:-10}
 read -r AMQP_HOST AMQP_PORT < <(url_hostport "$AMQP_URL" 5672)
 read -r MONGO_HOST MONGO_PORT < <(url_hostport "$MONGO_URL" 27017)
 export PATH=$PATH:/usr/local/go/bin
@@ -30,14 +49,68 @@ fdb_version() { "$FDB" --version 2>/dev/null | sed -n 's/^version: //p'; }
 
 is_local() { [[ $1 == localhost || $1 == 127.* || $1 == ::1 ]]; }
 
-# mongo_ping HOST PORT: sends OP_MSG {ping: 1, $db: "admin"} and looks for ok: 1 in the reply.
-mongo_ping() (
+# BSON, as hex strings (just what the commands below need): le32 N; cstr S; bson_doc ELEMENTS...;
+# and elements: bson_int KEY N, bson_str KEY S, bson_bool KEY 0|1, bson_sub KEY DOC (03), bson_arr KEY DOC (04).
+le32() { printf '%02x%02x%02x%02x' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
+cstr() { printf '%s' "$1" | od -An -tx1 | tr -d ' \n'; printf '00'; }
+bson_doc() { local e; e=$(printf '%s' "$@"); printf '%s%s00' "$(le32 $((${#e} / 2 + 5)))" "$e"; }
+bson_int() { printf '10%s%s' "$(cstr "$1")" "$(le32 "$2")"; }
+bson_str() { local v; v=$(cstr "$2"); printf '02%s%s%s' "$(cstr "$1")" "$(le32 $((${#v} / 2)))" "$v"; }
+bson_bool() { printf '08%s%02x' "$(cstr "$1")" "$2"; }
+bson_sub() { printf '03%s%s' "$(cstr "$1")" "$2"; }
+bson_arr() { printf '04%s%s' "$(cstr "$1")" "$2"; }
+
+# mongo_cmd HOST PORT DEADLINE DOC: sends the command DOC (hex BSON, with its $db) as an OP_MSG and
+# prints the reply as hex; false when no reply comes within DEADLINE seconds.
+mongo_cmd() (
+  local body=0000000000$4 reply # flagBits 0, section kind 0, the document
+  local msg # header: length, requestID 1, responseTo 0, opCode 2013 (OP_MSG)
+  msg="$(le32 $((${#body} / 2 + 16)))$(le32 1)$(le32 0)$(le32 2013)$body"
   exec 3<>"/dev/tcp/$1/$2" || exit 1
-  # shellcheck disable=SC2016  # $db is a BSON key, not a variable
-  printf '\x33\0\0\0\x01\0\0\0\0\0\0\0\xdd\x07\0\0\0\0\0\0\0\x1e\0\0\0\x10ping\0\x01\0\0\0\x02$db\0\x06\0\0\0admin\0\0' >&3
-  reply=$(timeout 5 dd bs=4096 count=1 status=none <&3 | od -An -tx1 | tr -d ' \n')
-  [[ $reply == *016f6b00000000000000f03f* || $reply == *106f6b0001000000* ]]
+  printf '%s' "$msg" | xxd -r -p >&3
+  reply=$(timeout "$3" dd bs=4096 count=1 status=none <&3 | od -An -tx1 | tr -d ' \n')
+  [[ -n $reply ]] && printf '%s\n' "$reply"
 ) 2>/dev/null
+
+# reply_ok HEX: the reply holds ok: 1 (double or int32) and no write error.
+reply_ok() { [[ ($1 == *016f6b00000000000000f03f* || $1 == *106f6b0001000000*) && $1 != *"$(cstr writeErrors)"* ]]; }
+
+# The commands of the checks, built once (a BSON built in bash costs a few hundred forks).
+PING_DOC='' WRITE_DOC=''
+check_docs() {
+  [[ -n $PING_DOC ]] && return
+  PING_DOC=$(bson_doc "$(bson_int ping 1)" "$(bson_str '$db' admin)")
+  local q u
+  q=$(bson_doc "$(bson_str _id probe)")
+  u=$(bson_doc "$(bson_sub '$inc' "$(bson_doc "$(bson_int n 1)")")")
+  WRITE_DOC=$(bson_doc "$(bson_str update probe)" \
+    "$(bson_arr updates "$(bson_doc "$(bson_sub 0 "$(bson_doc "$(bson_sub q "$q")" "$(bson_sub u "$u")" "$(bson_bool upsert 1)")")")")" \
+    "$(bson_str '$db' tes_watchdog)")
+}
+
+# mongo_ping HOST PORT: {ping: 1, $db: "admin"} answered with ok: 1 within 5 s.
+mongo_ping() {
+  local reply
+  check_docs
+  reply=$(mongo_cmd "$1" "$2" 5 "$PING_DOC") && reply_ok "$reply"
+}
+
+# The database's answer to a ping and a tiny write ($inc of one document of tes_watchdog.probe:
+# the path of the updates that hang), each within CHECK_DEADLINE_S; its collection is made by
+# watchdog_collection, so no check creates one.
+mongo_check() {
+  local reply
+  check_docs
+  reply=$(mongo_cmd "$MONGO_HOST" "$MONGO_PORT" "$CHECK_DEADLINE_S" "$PING_DOC") && reply_ok "$reply" ||
+    { say "no answer to a ping within ${CHECK_DEADLINE_S}s"; return 1; }
+  reply=$(mongo_cmd "$MONGO_HOST" "$MONGO_PORT" "$CHECK_DEADLINE_S" "$WRITE_DOC") && reply_ok "$reply" ||
+    { say "no answer to a write within ${CHECK_DEADLINE_S}s"; return 1; }
+}
+
+# The collection of mongo_check's write, created once when the database comes up (ignores NamespaceExists).
+watchdog_collection() {
+  mongo_cmd "$MONGO_HOST" "$MONGO_PORT" "$CHECK_DEADLINE_S" "$(bson_doc "$(bson_str create probe)" "$(bson_str '$db' tes_watchdog)")" >/dev/null || true
+}
 
 # start_bg PIDFILE LOG CMD...: runs CMD detached (nohup), without the lock fd.
 start_bg() {
@@ -118,7 +191,7 @@ ferretdb_install() {
 
 # Indexes FerretDB v1 can use for lookups by _id and by indexed fields (see the SQL file); idempotent.
 ferretdb_lookup_indexes() {
-  psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -d ferretdb -q -v ON_ERROR_STOP=1 \
+  psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -d "$FERRETDB_PG_DATABASE" -q -v ON_ERROR_STOP=1 \
     -f "$ROOT/scripts/ferretdb-lookup-indexes.sql" >/dev/null || die "postgresql: scripts/ferretdb-lookup-indexes.sql failed"
   postgres_autovacuum
 }
@@ -139,16 +212,65 @@ postgres_autovacuum() {
 ferretdb_up() {
   ferretdb_install
   postgres_up
-  if [[ -z $(psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -tAc "select 1 from pg_database where datname='ferretdb'") ]]; then
-    createdb -h "$PG_HOST" -p "$PG_PORT" -U postgres ferretdb
-    say "postgresql: created database ferretdb"
+  pool_arithmetic
+  if [[ -z $(psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -tAc "select 1 from pg_database where datname='$FERRETDB_PG_DATABASE'") ]]; then
+    createdb -h "$PG_HOST" -p "$PG_PORT" -U postgres "$FERRETDB_PG_DATABASE"
+    say "postgresql: created database $FERRETDB_PG_DATABASE"
   fi
   ferretdb_lookup_indexes
+  ferretdb_start
+}
+
+ferretdb_start() {
   mkdir -p "$FDB_DIR/state"
   start_bg "$FDB_DIR/ferretdb.pid" "$FDB_DIR/ferretdb.log" "$FDB" --handler=postgresql \
     --postgresql-url="$PG_URL" --listen-addr="$MONGO_HOST:$MONGO_PORT" --state-dir="$FDB_DIR/state" \
-    --telemetry=disable --debug-addr="${FERRETDB_DEBUG_ADDR:-127.0.0.1:8088}" --log-level=warn
+    --telemetry=disable --debug-addr="$FERRETDB_DEBUG_ADDR" --log-level=warn
   wait_mongo ferretdb "$FDB_DIR/ferretdb.pid" "$FDB_DIR/ferretdb.log"
+  watchdog_collection
+}
+
+# pool_arithmetic: the services' pools below FerretDB's, FerretDB's within PostgreSQL's max_connections
+# (see PG_URL above). Dies when FerretDB could deadlock or could not get its connections; says when
+# there is no room for a FerretDB of a benchmark's or the chaos suite's own beside it.
+pool_arithmetic() {
+  local clients=$((SERVICES * SERVICE_POOL + CLIENT_ROOM)) max reserved usable
+  ((FERRETDB_POOL_MAX_CONNS > clients)) ||
+    die "ferretdb: pool_max_conns=$FERRETDB_POOL_MAX_CONNS must exceed $SERVICES services x MONGO_MAX_POOL_SIZE $SERVICE_POOL + $CLIENT_ROOM = $clients (docs/operations.md, \"Database pools\")"
+  max=$(psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -tAc "show max_connections") || die "postgresql: cannot read max_connections"
+  reserved=$(psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -tAc "show superuser_reserved_connections") || reserved=3
+  usable=$((max - reserved))
+  ((usable >= FERRETDB_POOL_MAX_CONNS + PG_ROOM)) ||
+    die "postgresql: max_connections=$max (-$reserved reserved) cannot hold FerretDB's pool of $FERRETDB_POOL_MAX_CONNS + $PG_ROOM; raise max_connections or lower FERRETDB_POOL_MAX_CONNS"
+  if ((usable < FERRETDB_POOL_MAX_CONNS + OWN_FERRETDB_POOL + PG_ROOM)); then
+    say "postgresql: max_connections=$max (-$reserved reserved) leaves no room for a benchmark's or the chaos suite's FerretDB ($OWN_FERRETDB_POOL) beside this one ($FERRETDB_POOL_MAX_CONNS)"
+  else
+    say "postgresql: max_connections=$max (-$reserved reserved) holds FerretDB's pool ($FERRETDB_POOL_MAX_CONNS) + one of its own ($OWN_FERRETDB_POOL) + $PG_ROOM"
+  fi
+}
+
+# ferretdb_goroutines: FerretDB's goroutine dump (its debug handler), or a line saying why there is none.
+ferretdb_goroutines() {
+  curl -fsS --max-time 10 "http://$FERRETDB_DEBUG_ADDR/debug/pprof/goroutine?debug=2" 2>&1 ||
+    say "(no goroutine dump from http://$FERRETDB_DEBUG_ADDR: the debug handler did not answer)"
+}
+
+# ferretdb_recover: a FerretDB of this script that does not answer: its goroutine dump on stdout (and
+# in $FDB_DIR/goroutines-<time>.txt), then a restart. False when there is no such FerretDB.
+ferretdb_recover() {
+  pid_of "$FDB_DIR/ferretdb.pid" ferretdb >/dev/null || { say "ferretdb: not started by infra.sh; not restarted"; return 1; }
+  local dump
+  dump="$FDB_DIR/goroutines-$(date -u +%Y%m%dT%H%M%SZ).txt"
+  ferretdb_goroutines >"$dump"
+  say "ferretdb: goroutine dump ($dump; waits counted first):"
+  grep -oE '^goroutine [0-9]+ \[[^],]+' "$dump" | sed 's/^goroutine [0-9]* \[//' | sort | uniq -c | sort -rn | sed 's/^/  /' || true
+  grep -oE 'metadata\.\(\*Registry\)\.[A-Za-z]+|pgxpool\.\(\*Pool\)\.[A-Za-z]+' "$dump" | sort | uniq -c | sort -rn | sed 's/^/  /' || true
+  say "----- goroutine dump begin -----"
+  cat "$dump"
+  say "----- goroutine dump end -----"
+  stop_pidfile ferretdb "$FDB_DIR/ferretdb.pid" ferretdb
+  ferretdb_start
+  say "ferretdb: restarted after it stopped answering"
 }
 
 mongod_up() {
@@ -169,10 +291,24 @@ mongo_owner() {
 mongo_up() {
   if mongo_ping "$MONGO_HOST" "$MONGO_PORT"; then
     say "mongo: reachable at $MONGO_URL ($(mongo_owner))"
-    if pid_of "$FDB_DIR/ferretdb.pid" ferretdb >/dev/null; then ferretdb_lookup_indexes; fi
+    if pid_of "$FDB_DIR/ferretdb.pid" ferretdb >/dev/null; then
+      ferretdb_lookup_indexes
+      watchdog_collection
+      # A ping can answer while updates hang (until a collection creation blocks the pings too).
+      if ! mongo_check >/dev/null && ! mongo_check >/dev/null && ! mongo_check; then
+        say "ferretdb: answers a ping but not a write: hung"
+        ferretdb_recover
+      fi
+    fi
     return
   fi
-  if pid_of "$FDB_DIR/ferretdb.pid" ferretdb >/dev/null; then wait_mongo ferretdb "$FDB_DIR/ferretdb.pid" "$FDB_DIR/ferretdb.log"; return; fi
+  if pid_of "$FDB_DIR/ferretdb.pid" ferretdb >/dev/null; then
+    # Ours and running: starting (it answers within 60 s), or hung (it does not: restarted).
+    if wait_for 60 mongo_ping "$MONGO_HOST" "$MONGO_PORT"; then say "mongo: reachable at $MONGO_URL ($(mongo_owner))"; return; fi
+    say "ferretdb: running but no answer to a ping for 60 s: hung"
+    ferretdb_recover
+    return
+  fi
   tcp_open "$MONGO_HOST" "$MONGO_PORT" && die "mongo: $MONGO_HOST:$MONGO_PORT is open but does not answer a MongoDB ping"
   is_local "$MONGO_HOST" || die "mongo: not reachable at $MONGO_URL (not a local address, nothing to start)"
   if command -v mongod >/dev/null; then mongod_up; else ferretdb_up; fi
@@ -208,5 +344,34 @@ case $cmd in
     fi
     ;;
   status) status ;;
-  *) die "usage: $0 up|down|status" ;;
+  check)
+    if msg=$(mongo_check); then say "mongo: answers a ping and a write within ${CHECK_DEADLINE_S}s at $MONGO_URL"
+    else say "mongo: $msg at $MONGO_URL"; exit 1; fi
+    ;;
+  recover | watchdog)
+    mkdir -p "$FDB_DIR"
+    if [[ $cmd == watchdog ]]; then
+      interval=${TES_DB_WATCHDOG_INTERVAL_S:-10} fails=0 limit=${TES_DB_WATCHDOG_FAILS:-6}
+      check_docs
+      while ((fails < limit)); do
+        sleep "$interval"
+        if msg=$(mongo_check); then fails=0; continue; fi
+        fails=$((fails + 1))
+        say "db-watchdog: $(date -u +%H:%M:%S) $MONGO_URL: $msg ($fails of $limit in a row)"
+      done
+      say "db-watchdog: $MONGO_URL has not answered for $fails checks in a row: the database is hung"
+    fi
+    exec 9>"$CACHE/infra.lock"
+    if ! flock -w 120 9; then
+      say "infra: another infra.sh holds $CACHE/infra.lock: FerretDB not restarted"
+      [[ $cmd == recover ]] && exit 1
+      exit 3
+    fi
+    if [[ $cmd == recover ]]; then ferretdb_recover; exit; fi
+    # Another run's watchdog (same server) may have restarted it while this one waited for the lock.
+    if mongo_check >/dev/null; then say "db-watchdog: $MONGO_URL answers again (restarted meanwhile): not restarted"
+    else ferretdb_recover || true; fi
+    exit 3
+    ;;
+  *) die "usage: $0 up|down|status|check|recover|watchdog" ;;
 esac

@@ -57,6 +57,17 @@ stop_pidfile() {
   rm -f "$pidfile"
 }
 
+# kill_tree PID: SIGTERM to PID and every process under it, all listed first, PID first.
+kill_tree() {
+  local pid
+  for pid in $(tree_pids "$1"); do kill -TERM "$pid" 2>/dev/null || true; done
+}
+tree_pids() {
+  local child
+  say "$1"
+  for child in $(ps -o pid= --ppid "$1" 2>/dev/null || true); do tree_pids "$child"; done
+}
+
 # The Node.js the project runs on (.nvmrc, engines, deploy/Dockerfile say the same).
 NODE_VERSION=24.21.0
 NODE_MAJOR=${NODE_VERSION%%.*}

@@ -2,6 +2,8 @@
 # Runs every test from a fresh clone: Node.js 24 (ensure_node), pnpm, install, infrastructure, build, lint (eslint: types and the
 # workspace's boundaries), unused code (knip), the planner's eval gate (pnpm eval:planner), jest.
 # Extra arguments go to jest. Ends with the line "tests: N passed, M failed"; exits with jest's code.
+# Beside jest runs the database watchdog (infra.sh watchdog): a database that stops answering ends
+# the run within about a minute, FerretDB's goroutine dump in this log (docs/operations.md, "The database watchdog").
 # Env: AMQP_URL, MONGO_URL, TES_CACHE_DIR (see infra.sh); TES_T0 (epoch the elapsed time counts from).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -61,7 +63,28 @@ export TES_STACK_LOG="$ROOT/.run/stacks.txt"
 rm -f "$TES_STACK_LOG"
 rc=0
 # --forceExit: a handle a test leaves open must not keep the run alive after the results are written.
-pnpm exec jest --ci --forceExit --json --outputFile="$RESULTS" "$@" || rc=$?
+pnpm exec jest --ci --forceExit --json --outputFile="$RESULTS" "$@" &
+jest_pid=$!
+# The database watchdog (infra.sh watchdog): when the database stops answering a ping and a tiny
+# write for about a minute (TES_DB_WATCHDOG_FAILS checks of TES_DB_CHECK_DEADLINE_S, every
+# TES_DB_WATCHDOG_INTERVAL_S), it prints FerretDB's goroutine dump here and restarts it (one of
+# infra.sh's), and jest is stopped: the run fails at once instead of waiting for every test's timeout.
+HUNG=.run/database-hung
+rm -f "$HUNG"
+(
+  bash scripts/infra.sh watchdog && exit 0
+  [[ $? == 3 ]] || exit 0
+  : >"$HUNG"
+  say "test.sh: the database stopped answering: stopping jest (pid $jest_pid)"
+  kill_tree "$jest_pid"
+) &
+watchdog_pid=$!
+# Jest runs in the background (where SIGINT is ignored): Ctrl-C or a TERM stops it and the watchdog.
+trap 'kill_tree "$jest_pid"; kill_tree "$watchdog_pid"; exit 130' INT TERM
+wait "$jest_pid" || rc=$?
+trap - INT TERM
+kill_tree "$watchdog_pid"
+wait "$watchdog_pid" 2>/dev/null || true
 trap - EXIT
 node --input-type=module -e '
   const { removeListedStacks } = await import("@tes/testing");
@@ -79,7 +102,11 @@ counts=$(node -e '
   console.log(r.numPassedTests, r.numFailedTests + broken);
 ' "$RESULTS") || counts="0 0"
 read -r passed failed <<<"$counts"
-if ((rc == 0 && passed + failed == 0)); then
+if [[ -f $HUNG ]]; then
+  say "test.sh: FAILED: the database at $MONGO_URL stopped answering during jest (FerretDB's goroutine dump above, \"goroutine dump begin\")"
+  rc=1
+  ((failed > 0)) || failed=1
+elif ((rc == 0 && passed + failed == 0)); then
   say "test.sh: jest ran no test; that is a failure"
   rc=1
 fi

@@ -61,6 +61,12 @@ export function loadConfigOrExit<T>(service: string, schema: EnvSchema): T {
 export const commonEnv = {
   AMQP_URL: { type: 'string', pattern: '^amqps?://', default: 'amqp://guest:guest@127.0.0.1:5672' },
   MONGO_URL: { type: 'string', pattern: '^mongodb(\\+srv)?://', default: 'mongodb://127.0.0.1:27017' },
+  /**
+   * The most database connections (so commands in flight) of this process. Against FerretDB v1 the
+   * sum over every process on the server must stay below FerretDB's PostgreSQL pool, or the server
+   * deadlocks (docs/operations.md, "Database pools"): 6 for the local servers, 20 in the deployments (MongoDB).
+   */
+  MONGO_MAX_POOL_SIZE: { type: 'integer', minimum: 1, maximum: 500, default: 6 },
   OPS_PORT: { type: 'integer', minimum: 0, maximum: 65535 },
   /** Where /healthz, /readyz and /metrics listen; 0.0.0.0 in containers so probes and Prometheus reach them. */
   OPS_HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },

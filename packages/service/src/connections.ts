@@ -8,6 +8,7 @@ import type { Connection } from 'mongoose';
 interface ConnectionSettings {
   MONGO_URL: string;
   MONGO_DB: string;
+  MONGO_MAX_POOL_SIZE: number;
   AMQP_URL: string;
   AMQP_NAMESPACE: string;
   AMQP_HEARTBEAT_S: number;
@@ -24,7 +25,13 @@ interface Context {
 
 /** The service's database (commands counted when TES_DB_COMMAND_STATS is set: benchmarks). */
 export function connectDatabase({ config, logger }: Context): Promise<Connection> {
-  return connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger, commandStatsDir: config.TES_DB_COMMAND_STATS });
+  return connectMongo({
+    url: config.MONGO_URL,
+    dbName: config.MONGO_DB,
+    logger,
+    maxPoolSize: config.MONGO_MAX_POOL_SIZE,
+    commandStatsDir: config.TES_DB_COMMAND_STATS,
+  });
 }
 
 /** The service's broker client (heartbeat AMQP_HEARTBEAT_S), not yet connected, reporting each queue's consume lag to its metrics. */

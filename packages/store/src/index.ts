@@ -20,7 +20,22 @@ export interface MongoOptions {
    * apart. When not given, DB_SLOW_COMMAND_MS's value (unset: off; docs/operations.md#logs).
    */
   slowCommandMs?: number | undefined;
+  /**
+   * The most connections (so commands in flight) this process keeps to the server; by default
+   * DEFAULT_MAX_POOL_SIZE. On FerretDB v1 the sum over every client of the server must stay below
+   * FerretDB's PostgreSQL pool (docs/operations.md, "Database pools").
+   */
+  maxPoolSize?: number | undefined;
 }
+
+/**
+ * A service's connections to the database when not configured (MONGO_MAX_POOL_SIZE). FerretDB v1
+ * deadlocks when the commands in flight hold every connection of its PostgreSQL pool: an update
+ * holds one while it waits for a second, or for the metadata lock a collection or index creation
+ * holds while it waits for a connection. Five services of 6 each keep 30 commands in flight at most,
+ * below the 40 connections scripts/infra.sh gives FerretDB (docs/operations.md, "Database pools").
+ */
+export const DEFAULT_MAX_POOL_SIZE = 6;
 
 /**
  * One connection per service. Only features both MongoDB and FerretDB v1 support
@@ -31,7 +46,7 @@ export async function connectMongo(options: MongoOptions): Promise<Connection> {
   const conn = mongoose.createConnection(options.url, {
     dbName: options.dbName,
     serverSelectionTimeoutMS: 10_000,
-    maxPoolSize: 20,
+    maxPoolSize: options.maxPoolSize ?? DEFAULT_MAX_POOL_SIZE,
     autoIndex: false,
     autoCreate: false,
     ...(options.commandStatsDir || slowMs !== undefined ? { monitorCommands: true } : {}),

@@ -33,7 +33,12 @@ export interface OwnMongoOptions {
   kind?: OwnMongoKind;
   /** The start of its PostgreSQL database's name (FerretDB), followed by the pid and a random suffix. */
   name?: string;
+  /** FerretDB's PostgreSQL pool (`pool_max_conns`); by default the shared server's (scripts/infra.sh). */
+  poolMaxConns?: number;
 }
+
+/** FerretDB's PostgreSQL pool when not given: the shared server's (scripts/infra.sh explains the number). */
+const POOL_MAX_CONNS = 40;
 
 /**
  * A MongoDB-wire server of its own on a free port: `mongod` with its own data directory, or
@@ -48,6 +53,7 @@ export class OwnMongo {
   port = 0;
   /** FerretDB's debug address (`/debug/metrics`); 0 for mongod. */
   debugPort = 0;
+  readonly poolMaxConns: number;
   private child: ChildProcess | undefined;
   private startCount = 0;
   private lastLog = '';
@@ -73,6 +79,7 @@ export class OwnMongo {
     mkdirSync(path.join(this.dir, 'data'), { recursive: true });
     this.kind = options.kind ?? (which('mongod') ? 'mongod' : 'ferretdb');
     this.pgDatabase = `${options.name ?? 'own'}_${process.pid}_${randomBytes(3).toString('hex')}`;
+    this.poolMaxConns = options.poolMaxConns ?? POOL_MAX_CONNS;
   }
 
   get url(): string {
@@ -115,7 +122,7 @@ export class OwnMongo {
             [
               '--handler=postgresql',
               // A pool of its own beside the shared FerretDB's (scripts/infra.sh explains the numbers).
-              `--postgresql-url=postgres://${PG.user}@${PG.host}:${PG.port}/${this.pgDatabase}?pool_max_conns=40&pool_max_conn_idle_time=1m`,
+              `--postgresql-url=postgres://${PG.user}@${PG.host}:${PG.port}/${this.pgDatabase}?pool_max_conns=${this.poolMaxConns}&pool_max_conn_idle_time=1m`,
               `--listen-addr=127.0.0.1:${this.port}`,
               `--state-dir=${path.join(this.dir, 'state')}`,
               '--telemetry=disable',

@@ -60,6 +60,10 @@ export async function startStack(
     MONGO_DB: db(name),
     OPS_PORT: String(opsPorts[name]),
     LOG_LEVEL: 'info',
+    // On the shared server two jest workers' stacks and their tests meet: 3 connections a service
+    // keep them below FerretDB's PostgreSQL pool (docs/operations.md, "Database pools"). On a server
+    // of its own (a benchmark's), the services' default.
+    ...(options.mongoUrl === undefined ? { MONGO_MAX_POOL_SIZE: '3' } : {}),
     ...(name === 'gateway' ? { PORT: String(httpsPort), HTTP_PORT: String(httpPort) } : {}),
     // Suites not about consent: test-key tasks run without the sandbox consent page (docs/oauth.md "Sandbox consent").
     ...(name === 'executor' ? { SANDBOX_AUTO_CONNECT: 'true' } : {}),

@@ -35,6 +35,7 @@ const baseSchema = {
     'MONGO_URL',
     'OPS_PORT',
     'MONGO_DB',
+    'MONGO_MAX_POOL_SIZE',
     'AMQP_NAMESPACE',
     'PREFETCH',
     'LOG_LEVEL',

@@ -54,6 +54,7 @@ export const configSchema = {
     'HOST',
     'TRUSTED_PROXIES',
     'MONGO_DB',
+    'MONGO_MAX_POOL_SIZE',
     'AMQP_NAMESPACE',
     'REQUEST_TIMEOUT_MS',
     'CREATE_TIMEOUT_MS',

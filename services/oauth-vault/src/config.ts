@@ -68,6 +68,7 @@ export const configSchema = {
     'PUBLIC_PORT',
     'HOST',
     'MONGO_DB',
+    'MONGO_MAX_POOL_SIZE',
     'AMQP_NAMESPACE',
     'LOG_LEVEL',
     'SHUTDOWN_TIMEOUT_MS',

@@ -32,6 +32,7 @@ export const configSchema = {
     'MONGO_URL',
     'OPS_PORT',
     'MONGO_DB',
+    'MONGO_MAX_POOL_SIZE',
     'AMQP_NAMESPACE',
     'PREFETCH',
     'LOG_LEVEL',

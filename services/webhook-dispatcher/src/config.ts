@@ -64,6 +64,7 @@ export const configSchema = {
     'AMQP_URL',
     'MONGO_URL',
     'MONGO_DB',
+    'MONGO_MAX_POOL_SIZE',
     'AMQP_NAMESPACE',
     'NODE_ENV',
     'WEBHOOK_SECRET_KEYS',
