@@ -3,6 +3,7 @@ import type { Lang } from './lexicon.js';
 import { correctWord } from './words.js';
 import { ENTITY, QUOTE, type Clause, type Entity, type EntityKind, type Quote } from './text.js';
 import { parseWhen, type When } from './time.js';
+import { NUMBER_WORDS } from './numbers.js';
 import { parseSearchWindow } from './windows.js';
 
 /**
@@ -121,43 +122,6 @@ export function pointsBack(clause: Clause): boolean {
 }
 
 // ---- counts ----
-
-const NUMBER_WORDS: Record<string, number> = {
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  eleven: 11,
-  twelve: 12,
-  fifteen: 15,
-  twenty: 20,
-  thirty: 30,
-  fifty: 50,
-  hundred: 100,
-  dozen: 12,
-  a: 1,
-  un: 1,
-  une: 1,
-  deux: 2,
-  trois: 3,
-  cinq: 5,
-  dix: 10,
-  ein: 1,
-  zwei: 2,
-  drei: 3,
-  fünf: 5,
-  zehn: 10,
-  dos: 2,
-  tres: 3,
-  cinco: 5,
-  diez: 10,
-};
 
 export function countOf(s: Slots): number | undefined {
   const c = s.clause.canon.replace(QUOTE, ' ').replace(ENTITY, ' ');

@@ -1,25 +1,10 @@
 import type * as chrono from 'chrono-node';
 import { DateTime } from 'luxon';
 import type { Lang } from './lexicon.js';
+import { NUMBER_WORDS } from './numbers.js';
 import { PARSERS } from './time.js';
 
 /** Windows of a search ("since Monday", "the past two weeks", "between Feb 1 and Feb 15") as after/before days. */
-
-const COUNT_WORDS: Readonly<Record<string, number>> = {
-  a: 1,
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  'couple of': 2,
-  few: 3,
-};
 
 export function parseSearchWindow(raw: string, lang: Lang, now: Date): { after?: string; before?: string; span: string } | undefined {
   const text = raw.replace(/\bbetween\s+(.+?)\s+and\s+/i, 'from $1 to ');
@@ -29,7 +14,7 @@ export function parseSearchWindow(raw: string, lang: Lang, now: Date): { after?:
       text,
     );
   if (span?.[2]) {
-    const n = COUNT_WORDS[(span[1] ?? '1').toLowerCase()] ?? Number(span[1]);
+    const n = NUMBER_WORDS[(span[1] ?? '1').toLowerCase()] ?? Number(span[1]);
     const unit = span[2].toLowerCase() as 'day' | 'week' | 'month' | 'year';
     const from = DateTime.fromJSDate(now, { zone: 'UTC' }).minus({ [`${unit}s`]: Number.isFinite(n) ? n : 1 });
     return { after: from.toISODate() ?? '', span: span[0] };
